@@ -1,0 +1,373 @@
+"""The DuckDB event store: one file per data directory.
+
+Ownership rule: one writer. Every write (imports, removals, migrations after open)
+runs on the store's single writer thread via :meth:`EventStore.write`; any thread may
+read through :meth:`EventStore.reader`, which gives it its own cursor, so the GUI can
+read while an import writes. DuckDB's MVCC means readers see only committed data.
+
+Times are stored as UTC wall time (``TIMESTAMP``) plus ``tz_offset_min``, the local
+offset at the event's start.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, TypeVar
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from importers.base import Event, event_id, to_utc_naive
+
+log = logging.getLogger(__name__)
+T = TypeVar("T")
+
+SCHEMA_VERSION = 2
+STORE_FILENAME = "hindsight.duckdb"
+
+
+class StoreError(RuntimeError):
+    """A problem with the store a user can act on (locked, too new, unreadable)."""
+
+
+# Each migration brings the schema from version i to i+1. Never edit a released one.
+_MIGRATIONS: list[tuple[str, str]] = [
+    ("initial schema: events, imports", """
+        CREATE TABLE meta (key VARCHAR PRIMARY KEY, value VARCHAR);
+        CREATE SEQUENCE import_ids START 1;
+        CREATE TABLE imports (
+            id INTEGER PRIMARY KEY,
+            path VARCHAR NOT NULL,          -- what the user dropped (file, folder or zip)
+            file VARCHAR NOT NULL,          -- the imported file, incl. the archive member
+            sha256 VARCHAR NOT NULL,
+            importer VARCHAR NOT NULL,
+            importer_version VARCHAR NOT NULL,
+            started_at TIMESTAMP NOT NULL,
+            finished_at TIMESTAMP NOT NULL,
+            read BIGINT NOT NULL, added BIGINT NOT NULL,
+            duplicates BIGINT NOT NULL, skipped BIGINT NOT NULL,
+            issues JSON NOT NULL
+        );
+        CREATE TABLE events (
+            id VARCHAR NOT NULL,
+            source VARCHAR NOT NULL,
+            kind VARCHAR NOT NULL,
+            title VARCHAR,
+            text VARCHAR,
+            start TIMESTAMP NOT NULL,
+            "end" TIMESTAMP,
+            tz_offset_min INTEGER,
+            attributes JSON,
+            import_id INTEGER NOT NULL,
+            file VARCHAR,
+            locator VARCHAR,
+            raw VARCHAR
+        );
+    """),
+    ("remember duplicates per import, so removing one of two overlapping exports "
+     "keeps the events the other one also has; group files by drop", """
+        CREATE TABLE import_duplicates (import_id INTEGER NOT NULL, event_id VARCHAR NOT NULL);
+        ALTER TABLE imports ADD COLUMN batch VARCHAR;
+    """),
+]
+assert len(_MIGRATIONS) == SCHEMA_VERSION
+
+EVENT_COLUMNS = ("id", "source", "kind", "title", "text", "start", "end", "tz_offset_min",
+                 "attributes", "import_id", "file", "locator", "raw")
+
+_ARROW_SCHEMA = pa.schema([
+    ("id", pa.string()), ("source", pa.string()), ("kind", pa.string()), ("title", pa.string()),
+    ("text", pa.string()), ("start", pa.timestamp("us")), ("end", pa.timestamp("us")),
+    ("tz_offset_min", pa.int32()), ("attributes", pa.string()), ("import_id", pa.int32()),
+    ("file", pa.string()), ("locator", pa.string()), ("raw", pa.string()),
+])
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, (set, frozenset, tuple)):
+        return list(value)
+    return str(value)
+
+
+def dumps(value: Any) -> str:
+    return orjson.dumps(value, default=_json_default, option=orjson.OPT_NON_STR_KEYS).decode()
+
+
+def events_to_arrow(events: Sequence[Event], import_id: int) -> pa.Table:
+    """Column-wise conversion; the hot path of every import."""
+    cols: dict[str, list] = {name: [] for name in EVENT_COLUMNS}
+    for ev in events:
+        cols["id"].append(event_id(ev))
+        cols["source"].append(ev.source)
+        cols["kind"].append(ev.kind)
+        cols["title"].append(ev.title)
+        cols["text"].append(ev.text)
+        cols["start"].append(to_utc_naive(ev.start))
+        cols["end"].append(to_utc_naive(ev.end) if ev.end is not None else None)
+        cols["tz_offset_min"].append(ev.tz_offset_min)
+        cols["attributes"].append(dumps(ev.attributes))
+        cols["import_id"].append(import_id)
+        cols["file"].append(ev.file)
+        cols["locator"].append(ev.locator)
+        cols["raw"].append(ev.raw)
+    return pa.table(cols, schema=_ARROW_SCHEMA)
+
+
+@dataclass(frozen=True, slots=True)
+class BatchResult:
+    added: int
+    duplicates: int
+
+
+class EventStore:
+    """Open (creating or migrating) the store at ``path``; ``":memory:"`` for tests."""
+
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._db = duckdb.connect(self.path, read_only=read_only)
+        except duckdb.IOException as exc:
+            if "lock" in str(exc).lower():
+                raise StoreError(
+                    f"the store {self.path} is open in another Hindsight process; "
+                    "close it (or wait for its import to finish) and try again") from exc
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+        except duckdb.Error as exc:
+            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+        self.read_only = read_only
+        self._local = threading.local()
+        self._cursors: list[duckdb.DuckDBPyConnection] = []
+        self._cursor_lock = threading.Lock()
+        self._writer = ThreadPoolExecutor(max_workers=1, thread_name_prefix="hindsight-writer")
+        self._closed = False
+        if read_only:
+            v = self.schema_version()
+            if v != SCHEMA_VERSION:
+                raise StoreError(f"the store {self.path} has schema {v}, this Hindsight needs "
+                                 f"{SCHEMA_VERSION}; open it once without read-only to migrate")
+        else:
+            self.write(self._migrate).result()
+
+    # ---- connections -----------------------------------------------------------
+    def reader(self) -> duckdb.DuckDBPyConnection:
+        """This thread's own cursor. Reads only; writes go through :meth:`write`."""
+        con = getattr(self._local, "con", None)
+        if con is None:
+            if self._closed:
+                raise StoreError("the store is closed")
+            con = self._db.cursor()
+            self._local.con = con
+            with self._cursor_lock:
+                self._cursors.append(con)
+        return con
+
+    def write(self, fn: Callable[[duckdb.DuckDBPyConnection], T]) -> "Future[T]":
+        """Run ``fn(con)`` on the single writer thread; returns a Future."""
+        if self.read_only:
+            raise StoreError(f"the store {self.path} is open read-only")
+        if self._closed:
+            raise StoreError("the store is closed")
+        return self._writer.submit(lambda: fn(self.reader()))
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._writer.shutdown(wait=True)
+        self._closed = True
+        with self._cursor_lock:
+            for con in self._cursors:
+                try:
+                    con.close()
+                except duckdb.Error:
+                    pass
+            self._cursors.clear()
+        self._db.close()
+
+    def __enter__(self) -> "EventStore":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---- schema ----------------------------------------------------------------
+    def schema_version(self) -> int:
+        con = self.reader()
+        has_meta = con.execute(
+            "SELECT count(*) FROM information_schema.tables WHERE table_name = 'meta'").fetchone()[0]
+        if not has_meta:
+            return 0
+        row = con.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return int(row[0]) if row else 0
+
+    def _migrate(self, con: duckdb.DuckDBPyConnection) -> None:
+        current = self.schema_version()
+        if current > SCHEMA_VERSION:
+            raise StoreError(f"the store {self.path} was written by a newer Hindsight "
+                             f"(schema {current}, this one knows {SCHEMA_VERSION}); update Hindsight")
+        for version in range(current, SCHEMA_VERSION):
+            why, sql = _MIGRATIONS[version]
+            log.info("migrating store %s to schema %d: %s", self.path, version + 1, why)
+            con.begin()
+            try:
+                con.execute(sql)
+                con.execute("INSERT OR REPLACE INTO meta VALUES ('schema_version', ?)", [str(version + 1)])
+                con.commit()
+            except Exception:
+                con.rollback()
+                raise
+
+    # ---- writer-side helpers (call only inside write()) ----------------------------
+    @staticmethod
+    def insert_events(con: duckdb.DuckDBPyConnection, events: Sequence[Event], import_id: int) -> BatchResult:
+        """Insert a batch, skipping events already stored (and repeats within the batch).
+        Must run on the writer thread inside the caller's transaction."""
+        if not events:
+            return BatchResult(0, 0)
+        table = events_to_arrow(events, import_id)
+        n = table.num_rows
+        # Keep the first of each id within the batch.
+        con.register("_batch", table)
+        try:
+            con.execute("""
+                CREATE OR REPLACE TEMP TABLE _fresh AS
+                SELECT * FROM _batch QUALIFY row_number() OVER (PARTITION BY id) = 1
+            """)
+            dup_ids = con.execute(
+                "INSERT INTO import_duplicates SELECT ?, f.id FROM _fresh f SEMI JOIN events e ON e.id = f.id "
+                "RETURNING event_id", [import_id]).fetchall()
+            con.execute("INSERT INTO events SELECT f.* FROM _fresh f ANTI JOIN events e ON e.id = f.id")
+            unique = con.execute("SELECT count(*) FROM _fresh").fetchone()[0]
+        finally:
+            con.unregister("_batch")
+        added = unique - len(dup_ids)
+        return BatchResult(added=added, duplicates=n - added)
+
+    # ---- reads -------------------------------------------------------------------
+    def count(self) -> int:
+        return self.reader().execute("SELECT count(*) FROM events").fetchone()[0]
+
+    def events(self, *, source: str | None = None, kind: str | None = None,
+               since: datetime | None = None, until: datetime | None = None,
+               import_id: int | None = None, ids: Iterable[str] | None = None,
+               search: str | None = None, limit: int | None = None, offset: int = 0,
+               with_raw: bool = False) -> list[dict]:
+        """Events in time order, filtered. ``since``/``until`` are UTC (naive = UTC)."""
+        where, params = [], []
+        if source:
+            where.append("source = ?"); params.append(source)
+        if kind:
+            where.append("kind = ?"); params.append(kind)
+        if since:
+            where.append("start >= ?"); params.append(_naive_utc(since))
+        if until:
+            where.append("start < ?"); params.append(_naive_utc(until))
+        if import_id is not None:
+            where.append("import_id = ?"); params.append(import_id)
+        if ids is not None:
+            id_list = list(ids)
+            if not id_list:
+                return []
+            where.append("list_contains(?, id)"); params.append(id_list)
+        if search:
+            where.append("(title ILIKE ? OR text ILIKE ?)"); params += [f"%{search}%"] * 2
+        cols = [c for c in EVENT_COLUMNS if with_raw or c != "raw"]
+        sql = "SELECT " + ", ".join(f'"{c}"' for c in cols) + " FROM events"
+        if where:
+            sql += " WHERE " + " AND ".join(where)
+        sql += " ORDER BY start, id"
+        if limit is not None:
+            sql += f" LIMIT {int(limit)}"
+        if offset:
+            sql += f" OFFSET {int(offset)}"
+        rows = self.reader().execute(sql, params).fetchall()
+        return [_event_row(dict(zip(cols, r))) for r in rows]
+
+    def event(self, event_id_: str) -> dict | None:
+        rows = self.reader().execute(
+            "SELECT e.*, i.path AS import_path, i.importer FROM events e "
+            "LEFT JOIN imports i ON i.id = e.import_id WHERE e.id = ?", [event_id_])
+        cols = [d[0] for d in rows.description]
+        row = rows.fetchone()
+        return _event_row(dict(zip(cols, row))) if row else None
+
+    def imports(self) -> list[dict]:
+        rows = self.reader().execute("SELECT * FROM imports ORDER BY id")
+        cols = [d[0] for d in rows.description]
+        out = []
+        for r in rows.fetchall():
+            d = dict(zip(cols, r))
+            d["issues"] = orjson.loads(d["issues"]) if d["issues"] else []
+            out.append(d)
+        return out
+
+    def find_import(self, sha256: str, importer: str, version: str) -> dict | None:
+        row = self.reader().execute(
+            "SELECT id, read, added, duplicates, skipped, finished_at FROM imports "
+            "WHERE sha256 = ? AND importer = ? AND importer_version = ? ORDER BY id LIMIT 1",
+            [sha256, importer, version]).fetchone()
+        if not row:
+            return None
+        return dict(zip(("id", "read", "added", "duplicates", "skipped", "finished_at"), row))
+
+    def sources(self) -> list[dict]:
+        """Per source and kind: how many events and which dates they span."""
+        rows = self.reader().execute(
+            "SELECT source, kind, count(*), min(start), max(start) FROM events "
+            "GROUP BY source, kind ORDER BY source, kind").fetchall()
+        return [dict(source=s, kind=k, events=n, first=a, last=b) for s, k, n, a, b in rows]
+
+    # ---- writes ------------------------------------------------------------------
+    def remove_import(self, import_id: int) -> int:
+        """Remove one import and exactly its events; events another import also
+        delivered stay, now owned by that import. Returns events removed."""
+        def job(con: duckdb.DuckDBPyConnection) -> int:
+            exists = con.execute("SELECT count(*) FROM imports WHERE id = ?", [import_id]).fetchone()[0]
+            if not exists:
+                raise StoreError(f"no import #{import_id}")
+            con.begin()
+            try:
+                # Hand events over to the earliest other import that also contained them.
+                con.execute("""
+                    UPDATE events SET import_id = h.new_owner
+                    FROM (SELECT event_id, min(import_id) AS new_owner FROM import_duplicates
+                          WHERE import_id <> ? GROUP BY event_id) h
+                    WHERE events.id = h.event_id AND events.import_id = ?
+                """, [import_id, import_id])
+                con.execute("""
+                    DELETE FROM import_duplicates d USING events e
+                    WHERE d.event_id = e.id AND d.import_id = e.import_id
+                """)
+                removed = con.execute("DELETE FROM events WHERE import_id = ? RETURNING 1",
+                                      [import_id]).fetchall()
+                con.execute("DELETE FROM import_duplicates WHERE import_id = ?", [import_id])
+                con.execute("DELETE FROM imports WHERE id = ?", [import_id])
+                con.commit()
+            except Exception:
+                con.rollback()
+                raise
+            return len(removed)
+        return self.write(job).result()
+
+
+def _naive_utc(dt: datetime) -> datetime:
+    return to_utc_naive(dt) if dt.tzinfo is not None else dt
+
+
+def _event_row(d: dict) -> dict:
+    if isinstance(d.get("attributes"), str):
+        d["attributes"] = orjson.loads(d["attributes"])
+    return d
+
+
+def store_path(data_dir: str | Path) -> Path:
+    return Path(data_dir) / STORE_FILENAME

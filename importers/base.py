@@ -1,0 +1,185 @@
+"""The importer contract: what an importer sees (an :class:`Entry`), what it yields
+(:class:`Event` or :class:`ImportIssue`) and how it is registered (:class:`Importer`).
+
+This module must stay free of I/O policy: it does not walk folders, open zips or
+write anything. The pipeline in ``engine.ingest`` does that.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta, timezone, tzinfo
+from typing import IO, Any
+from zoneinfo import ZoneInfo
+
+HEAD_BYTES = 1024
+
+UTC = timezone.utc
+
+
+@dataclass(slots=True)
+class Event:
+    """One thing that happened, as ReQAP models it: a time span plus key-value pairs.
+
+    ``start``/``end`` are timezone-aware (any zone); the store keeps them in UTC
+    together with ``tz_offset_min``, the local offset at ``start``.
+    ``key`` is the source's natural identity (e.g. Spotify ts+uri+ms_played); two
+    events of one source with the same key are the same event. When a source has no
+    key, leave it empty and the event's content is hashed instead.
+    """
+
+    source: str
+    kind: str
+    start: datetime
+    title: str = ""
+    text: str = ""
+    end: datetime | None = None
+    attributes: dict[str, Any] = field(default_factory=dict)
+    tz_offset_min: int | None = None
+    key: str = ""
+    locator: str = ""
+    raw: str | None = None
+    file: str = ""  # set by the pipeline: the path inside the import
+
+    @property
+    def id(self) -> str:
+        return event_id(self)
+
+
+def event_id(event: Event) -> str:
+    """A stable id: the source's key when it has one, else a hash of the content."""
+    basis = event.key
+    if not basis:
+        basis = json.dumps(
+            [event.kind, event.start.isoformat(), event.end.isoformat() if event.end else None,
+             event.title, event.text, event.attributes],
+            sort_keys=True, default=str, ensure_ascii=False,
+        )
+    digest = hashlib.blake2b(f"{event.source}\x1f{basis}".encode("utf-8", "surrogatepass"),
+                             digest_size=12)
+    return f"{event.source[:4]}-{digest.hexdigest()}"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportIssue:
+    """A record that could not be imported, and why. ``locator`` names the record
+    (line, row, byte offset, id) so a user can find it in the file."""
+
+    locator: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class ImportContext:
+    """User settings importers need: the home time zone for sources that give no
+    offset, and the user's own mail addresses (to tell sent from received)."""
+
+    home_tz: tzinfo = field(default_factory=lambda: local_zone())
+    own_addresses: frozenset[str] = frozenset()
+
+
+def local_zone() -> tzinfo:
+    """The system's IANA zone when it can be found, else UTC."""
+    import os
+
+    name = os.environ.get("TZ")
+    if name:
+        try:
+            return ZoneInfo(name.lstrip(":"))
+        except Exception:  # noqa: BLE001 - an odd TZ value falls back to the system file
+            pass
+    try:
+        link = os.path.realpath("/etc/localtime")
+        if "zoneinfo/" in link:
+            return ZoneInfo(link.split("zoneinfo/", 1)[1])
+    except Exception:  # noqa: BLE001
+        pass
+    return UTC
+
+
+class Entry:
+    """One file to import: a plain file or a member of a zip.
+
+    ``name`` is the path shown to the user (``export.zip/Spotify/endsong_0.json``);
+    ``head`` is the first KiB, all that ``recognize`` may look at.
+    """
+
+    def __init__(self, name: str, opener: Callable[[], IO[bytes]], size: int | None = None,
+                 context: ImportContext | None = None):
+        self.name = name
+        self._opener = opener
+        self.size = size
+        self.context = context or ImportContext()
+        self._head: bytes | None = None
+
+    @classmethod
+    def from_bytes(cls, name: str, data: bytes, context: ImportContext | None = None) -> "Entry":
+        return cls(name, lambda: io.BytesIO(data), len(data), context)
+
+    @classmethod
+    def from_path(cls, path: str, name: str | None = None,
+                  context: ImportContext | None = None) -> "Entry":
+        import os
+
+        return cls(name or path, lambda: open(path, "rb"), os.path.getsize(path), context)
+
+    @property
+    def basename(self) -> str:
+        return self.name.replace("\\", "/").rsplit("/", 1)[-1]
+
+    @property
+    def head(self) -> bytes:
+        if self._head is None:
+            with self._opener() as f:
+                self._head = f.read(HEAD_BYTES)
+        return self._head
+
+    def open(self) -> IO[bytes]:
+        return self._opener()
+
+    def open_text(self, encoding: str = "utf-8-sig", errors: str = "strict") -> IO[str]:
+        return io.TextIOWrapper(self.open(), encoding=encoding, errors=errors, newline="")
+
+    def __repr__(self) -> str:
+        return f"Entry({self.name!r})"
+
+
+Recognizer = Callable[[Entry], float]
+Reader = Callable[[Entry], Iterator["Event | ImportIssue"]]
+
+
+@dataclass(frozen=True, slots=True)
+class Importer:
+    """A registered export format.
+
+    ``recognize(entry) -> confidence`` in [0, 1] is cheap: it looks at ``entry.name``
+    and ``entry.head`` only. ``read(entry)`` streams events and issues and never
+    touches the store. Bump ``version`` when the events it produces change.
+    """
+
+    name: str
+    title: str
+    version: str
+    recognize: Recognizer
+    read: Reader
+    source: str = ""
+    description: str = ""
+    #: file names inside archives this importer deliberately ignores (listed in reports)
+    ignores: tuple[str, ...] = ()
+
+
+def to_utc_naive(dt: datetime) -> datetime:
+    """UTC wall time without tzinfo, as the store keeps it."""
+    if dt.tzinfo is None:
+        raise ValueError("naive datetime: importers must attach a zone")
+    return dt.astimezone(UTC).replace(tzinfo=None)
+
+
+def offset_minutes(dt: datetime, zone: tzinfo | None = None) -> int:
+    """The local UTC offset in minutes at ``dt`` (in ``zone`` if given), DST-correct."""
+    local = dt.astimezone(zone) if zone is not None else dt
+    off = local.utcoffset() or timedelta(0)
+    return int(off.total_seconds() // 60)

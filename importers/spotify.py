@@ -1,0 +1,200 @@
+"""Spotify listening history: the extended streaming history
+(``Streaming_History_Audio_*.json``, ``Streaming_History_Video_*.json``, older
+``endsong_N.json``) and the basic account-data history (``StreamingHistory*.json``,
+``StreamingHistory_music_N.json``, ``StreamingHistory_podcast_N.json``).
+
+Spotify's timestamps are the UTC *end* of a play; start = end - ms_played. Spotify
+gives no local offset, so the user's home zone is applied per timestamp.
+"""
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+
+import orjson
+
+from importers._json import iter_array
+from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
+
+_EXTENDED_NAME = re.compile(r"^(streaming_history_(audio|video)_.*|endsong_\d+)\.json$", re.I)
+_BASIC_NAME = re.compile(r"^streaminghistory(_music|_podcast)?_?\d*\.json$", re.I)
+
+# Fields copied into attributes when present (renamed to what a person would ask about).
+_EXTENDED_FIELDS = {
+    "platform": "platform",
+    "conn_country": "country",
+    "reason_start": "reason_start",
+    "reason_end": "reason_end",
+    "shuffle": "shuffle",
+    "skipped": "skipped",
+    "offline": "offline",
+    "incognito_mode": "incognito_mode",
+}
+
+
+def _recognize_extended(entry: Entry) -> float:
+    head = entry.head
+    has_fields = b'"ms_played"' in head or b'"spotify_track_uri"' in head or b'"master_metadata' in head
+    if _EXTENDED_NAME.match(entry.basename):
+        return 0.95 if has_fields or not head.strip() else 0.6
+    return 0.85 if has_fields and head.lstrip().startswith(b"[") else 0.0
+
+
+def _recognize_basic(entry: Entry) -> float:
+    head = entry.head
+    has_fields = b'"msPlayed"' in head and b'"endTime"' in head
+    if _BASIC_NAME.match(entry.basename):
+        return 0.95 if has_fields or not head.strip() else 0.6
+    return 0.8 if has_fields and head.lstrip().startswith(b"[") else 0.0
+
+
+def _duration_text(ms: int) -> str:
+    s = max(int(ms) // 1000, 0)
+    if s < 60:
+        return f"{s} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{m} min {s} s"
+    h, m = divmod(m, 60)
+    return f"{h} h {m} min"
+
+
+def _parse_ts(value: str) -> datetime:
+    # "2021-03-01T12:34:56Z"; fromisoformat accepts Z since 3.11
+    dt = datetime.fromisoformat(value)
+    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
+
+
+def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
+    zone = entry.context.home_tz
+    with entry.open() as f:
+        for item in iter_array(f):
+            if isinstance(item, ImportIssue):
+                yield item
+                return
+            index, rec = item
+            loc = f"item {index + 1}"
+            if not isinstance(rec, dict):
+                yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
+                continue
+            try:
+                end = _parse_ts(rec["ts"])
+                ms = int(rec.get("ms_played") or 0)
+            except KeyError as exc:
+                yield ImportIssue(loc, f"missing field {exc.args[0]!r}")
+                continue
+            except (TypeError, ValueError) as exc:
+                yield ImportIssue(loc, f"bad timestamp or ms_played: {exc}")
+                continue
+            if ms < 0:
+                yield ImportIssue(loc, f"negative ms_played {ms}")
+                continue
+            start = end - timedelta(milliseconds=ms)
+            attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
+            for src, dst in _EXTENDED_FIELDS.items():
+                value = rec.get(src)
+                if value is not None and value != "":
+                    attrs[dst] = value
+            track = rec.get("master_metadata_track_name")
+            episode = rec.get("episode_name")
+            audiobook = rec.get("audiobook_title")
+            if track:
+                kind, uri = "music_stream", rec.get("spotify_track_uri") or ""
+                artist = rec.get("master_metadata_album_artist_name") or ""
+                album = rec.get("master_metadata_album_album_name") or ""
+                attrs.update(track=track, artist=artist, album=album)
+                title = f"{artist} – {track}" if artist else track
+                text = f"Listened to {track}" + (f" by {artist}" if artist else "") + (
+                    f" from the album {album}" if album else "")
+            elif episode or rec.get("spotify_episode_uri"):
+                kind, uri = "podcast_stream", rec.get("spotify_episode_uri") or ""
+                show = rec.get("episode_show_name") or ""
+                attrs.update(episode=episode or "", show=show)
+                title = f"{show} – {episode}" if show else (episode or "Podcast episode")
+                text = f"Listened to the podcast episode {episode or 'unknown'}" + (f" of {show}" if show else "")
+            elif audiobook or rec.get("audiobook_uri"):
+                kind, uri = "audiobook_stream", rec.get("audiobook_chapter_uri") or rec.get("audiobook_uri") or ""
+                chapter = rec.get("audiobook_chapter_title") or ""
+                attrs.update(audiobook=audiobook or "", chapter=chapter)
+                title = f"{audiobook} – {chapter}" if chapter else (audiobook or "Audiobook")
+                text = f"Listened to the audiobook {audiobook or 'unknown'}" + (f", {chapter}" if chapter else "")
+            else:
+                # Spotify writes rows without metadata for plays of removed or local items.
+                kind, uri = "music_stream", ""
+                title, text = "Unknown track", "Listened to a track Spotify gave no name for"
+            if uri:
+                attrs["uri"] = uri
+            text += f" for {_duration_text(ms)}"
+            if attrs.get("platform"):
+                text += f" on {attrs['platform']}"
+            yield Event(
+                source="spotify", kind=kind, start=start, end=end, title=title, text=text + ".",
+                attributes=attrs, tz_offset_min=offset_minutes(start, zone),
+                key=f"{rec['ts']}|{uri}|{ms}", locator=loc,
+                raw=orjson.dumps(rec).decode(),
+            )
+
+
+def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
+    zone = entry.context.home_tz
+    with entry.open() as f:
+        for item in iter_array(f):
+            if isinstance(item, ImportIssue):
+                yield item
+                return
+            index, rec = item
+            loc = f"item {index + 1}"
+            if not isinstance(rec, dict):
+                yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
+                continue
+            try:
+                end = datetime.strptime(rec["endTime"], "%Y-%m-%d %H:%M").replace(tzinfo=UTC)
+                ms = int(rec.get("msPlayed") or 0)
+            except KeyError as exc:
+                yield ImportIssue(loc, f"missing field {exc.args[0]!r}")
+                continue
+            except (TypeError, ValueError) as exc:
+                yield ImportIssue(loc, f"bad endTime or msPlayed: {exc}")
+                continue
+            start = end - timedelta(milliseconds=max(ms, 0))
+            attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
+            if rec.get("podcastName") is not None or rec.get("episodeName") is not None:
+                kind = "podcast_stream"
+                show, episode = rec.get("podcastName") or "", rec.get("episodeName") or ""
+                attrs.update(show=show, episode=episode)
+                title = f"{show} – {episode}"
+                text = f"Listened to the podcast episode {episode} of {show}"
+                ident = f"{show}|{episode}"
+            else:
+                kind = "music_stream"
+                artist, track = rec.get("artistName") or "", rec.get("trackName") or ""
+                attrs.update(artist=artist, track=track)
+                title = f"{artist} – {track}"
+                text = f"Listened to {track} by {artist}"
+                ident = f"{artist}|{track}"
+            yield Event(
+                source="spotify", kind=kind, start=start, end=end, title=title,
+                text=f"{text} for {_duration_text(ms)}.", attributes=attrs,
+                tz_offset_min=offset_minutes(start, zone),
+                # Basic history has minute resolution and no URI: the key is all it has.
+                key=f"basic|{rec['endTime']}|{ident}|{ms}", locator=loc,
+                raw=orjson.dumps(rec).decode(),
+            )
+
+
+IMPORTERS = (
+    Importer(
+        name="spotify_extended", title="Spotify extended streaming history", version="1",
+        source="spotify", recognize=_recognize_extended, read=read_extended,
+        description="Streaming_History_Audio_*.json, Streaming_History_Video_*.json, endsong_N.json",
+    ),
+    Importer(
+        name="spotify_basic", title="Spotify account data streaming history", version="1",
+        source="spotify", recognize=_recognize_basic, read=read_basic,
+        description="StreamingHistory*.json, StreamingHistory_music_N.json, StreamingHistory_podcast_N.json",
+        ignores=("Userdata.json", "Identity.json", "Payments.json", "Follow.json", "Inferences.json",
+                 "Marquee.json", "SearchQueries.json", "YourLibrary.json", "Read_Me_First.pdf",
+                 "Playlist1.json", "Wrapped*.json"),
+    ),
+)

@@ -1,0 +1,83 @@
+"""What the engine needs from models, as Protocols.
+
+The engine is constructed with objects that satisfy these; the shells (``app``)
+pass the real implementations from ``models``, tests pass small fakes. Nothing
+here loads a model or imports a heavy library.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal, Protocol, runtime_checkable
+
+PatternLabel = Literal["relevant", "irrelevant", "partial"]
+
+
+@runtime_checkable
+class Planner(Protocol):
+    """A local LLM that continues a prompt, optionally constrained by a GBNF grammar."""
+
+    def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 256,
+                 stop: Sequence[str] = (), temperature: float = 0.0) -> str: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Embedder(Protocol):
+    """Dense sentence embeddings, L2-normalised, one row per text."""
+
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> "list[list[float]]": ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class SparseEncoder(Protocol):
+    """A learned sparse encoder (SPLADE): each text becomes term -> weight."""
+
+    def encode(self, texts: Sequence[str]) -> list[dict[str, float]]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Reranker(Protocol):
+    """A cross-encoder: for each (query, text) pair, the probability the text is relevant.
+    RETRIEVE's event classifier."""
+
+    def score(self, pairs: Sequence[tuple[str, str]]) -> list[float]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class PatternClassifier(Protocol):
+    """RETRIEVE's pattern classifier: is a key-value pattern (e.g. ``source: spotify``,
+    ``kind: workout | activity: running``) relevant, irrelevant or partially relevant
+    to the query?"""
+
+    def classify(self, query: str, patterns: Sequence[str]) -> list[PatternLabel]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Extractor(Protocol):
+    """EXTRACT's seq2seq model: the value of ``key`` in ``text`` (empty string if absent)."""
+
+    def extract(self, items: Sequence[tuple[str, str]]) -> list[str]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class Segmenter(Protocol):
+    """Sentence splitting and named entities (spaCy)."""
+
+    def sentences(self, text: str) -> list[str]: ...
+
+    def entities(self, text: str) -> list[tuple[str, str]]: ...
+
+    def close(self) -> None: ...

@@ -280,7 +280,7 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
         import_id = con.execute("SELECT nextval('import_ids')").fetchone()[0]
         fr.import_id = import_id
         emit("file_start", 0, 0)
-        con.begin()
+        con.begin()  # the file's one transaction: all of it or nothing
         try:
             batch_events: list[Event] = []
             last_emit = time.monotonic()
@@ -294,9 +294,7 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
                 item.file = entry.name
                 batch_events.append(item)
                 if len(batch_events) >= batch_size:
-                    res = store.insert_events(con, batch_events, import_id)
-                    fr.added += res.added
-                    fr.duplicates += res.duplicates
+                    store.append_events(con, batch_events, import_id)
                     batch_events.clear()
                     if cancel is not None and cancel.is_set():
                         raise ImportCancelled()
@@ -304,11 +302,11 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
                     if now - last_emit > 0.2:
                         emit("file_progress", fr.read, done_bytes[0])
                         last_emit = now
-            res = store.insert_events(con, batch_events, import_id)
-            fr.added += res.added
-            fr.duplicates += res.duplicates
+            store.append_events(con, batch_events, import_id)
             if cancel is not None and cancel.is_set():
                 raise ImportCancelled()
+            res = store.finish_import(con, import_id)
+            fr.added, fr.duplicates = res.added, res.duplicates
             if fr.skipped > len(issues):
                 issues.append({"locator": "", "reason": f"{fr.skipped - len(issues)} more issues not listed"})
             fr.issues = issues
@@ -336,3 +334,4 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
         return fr
 
     return store.write(job).result()
+

@@ -11,6 +11,8 @@ offset at the event's start.
 from __future__ import annotations
 
 import logging
+import os
+import tempfile
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -22,6 +24,7 @@ from typing import Any, TypeVar
 import duckdb
 import orjson
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from importers.base import Event, event_id, to_utc_naive
 
@@ -130,12 +133,16 @@ class BatchResult:
 class EventStore:
     """Open (creating or migrating) the store at ``path``; ``":memory:"`` for tests."""
 
-    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False):
+    def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False,
+                 memory_limit: str = "1GB"):
         self.path = str(path)
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
-            self._db = duckdb.connect(self.path, read_only=read_only)
+            # A bounded buffer pool: DuckDB would otherwise cache up to 80% of RAM,
+            # and a desktop app shares the machine.
+            self._db = duckdb.connect(self.path, read_only=read_only,
+                                      config={"memory_limit": memory_limit})
         except duckdb.IOException as exc:
             if "lock" in str(exc).lower():
                 raise StoreError(
@@ -227,30 +234,57 @@ class EventStore:
                 raise
 
     # ---- writer-side helpers (call only inside write()) ----------------------------
-    @staticmethod
-    def insert_events(con: duckdb.DuckDBPyConnection, events: Sequence[Event], import_id: int) -> BatchResult:
-        """Insert a batch, skipping events already stored (and repeats within the batch).
-        Must run on the writer thread inside the caller's transaction."""
+    def append_events(self, con: duckdb.DuckDBPyConnection, events: Sequence[Event], import_id: int) -> None:
+        """Append a batch inside the caller's transaction (writer thread only);
+        :meth:`finish_import` removes duplicates once per file.
+
+        The batch travels through a temporary Parquet file rather than a registered
+        Arrow table: DuckDB keeps registered Arrow buffers alive until the
+        transaction ends, which made memory grow with the file's size."""
         if not events:
-            return BatchResult(0, 0)
+            return
         table = events_to_arrow(events, import_id)
-        n = table.num_rows
-        # Keep the first of each id within the batch.
-        con.register("_batch", table)
+        spill = self._spill_path()
+        pq.write_table(table, spill, compression="none")
+        del table
         try:
-            con.execute("""
-                CREATE OR REPLACE TEMP TABLE _fresh AS
-                SELECT * FROM _batch QUALIFY row_number() OVER (PARTITION BY id) = 1
-            """)
-            dup_ids = con.execute(
-                "INSERT INTO import_duplicates SELECT ?, f.id FROM _fresh f SEMI JOIN events e ON e.id = f.id "
-                "RETURNING event_id", [import_id]).fetchall()
-            con.execute("INSERT INTO events SELECT f.* FROM _fresh f ANTI JOIN events e ON e.id = f.id")
-            unique = con.execute("SELECT count(*) FROM _fresh").fetchone()[0]
+            con.execute("INSERT INTO events SELECT * FROM read_parquet(?)", [str(spill)])
         finally:
-            con.unregister("_batch")
-        added = unique - len(dup_ids)
-        return BatchResult(added=added, duplicates=n - added)
+            spill.unlink(missing_ok=True)
+
+    def _spill_path(self) -> Path:
+        base = Path(tempfile.gettempdir()) if self.path == ":memory:" else Path(self.path).parent / "tmp"
+        base.mkdir(parents=True, exist_ok=True)
+        return base / f"batch-{os.getpid()}-{threading.get_ident()}.parquet"
+
+    @staticmethod
+    def finish_import(con: duckdb.DuckDBPyConnection, import_id: int) -> BatchResult:
+        """Deduplicate what ``import_id`` appended, set-wise: events another import
+        already stored are dropped (and remembered in ``import_duplicates``), repeats
+        inside the file keep their first occurrence. One pass per file is much cheaper
+        than a lookup per batch. Call inside the file's transaction."""
+        appended, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT id) FROM events WHERE import_id = ?", [import_id]).fetchone()
+        if not appended:
+            return BatchResult(0, 0)
+        con.execute("""
+            INSERT INTO import_duplicates
+            SELECT DISTINCT ?, n.id FROM events n
+            SEMI JOIN (SELECT id FROM events WHERE import_id <> ?) o ON o.id = n.id
+            WHERE n.import_id = ?
+        """, [import_id, import_id, import_id])
+        con.execute("""
+            DELETE FROM events WHERE import_id = ?
+              AND id IN (SELECT event_id FROM import_duplicates WHERE import_id = ?)
+        """, [import_id, import_id])
+        if distinct < appended:  # repeats inside the file (rare): keep the first of each
+            con.execute("""
+                DELETE FROM events WHERE rowid IN (
+                    SELECT rowid FROM (SELECT rowid, id FROM events WHERE import_id = ?)
+                    QUALIFY row_number() OVER (PARTITION BY id ORDER BY rowid) > 1)
+            """, [import_id])
+        added = con.execute("SELECT count(*) FROM events WHERE import_id = ?", [import_id]).fetchone()[0]
+        return BatchResult(added=added, duplicates=appended - added)
 
     # ---- reads -------------------------------------------------------------------
     def count(self) -> int:

@@ -173,9 +173,32 @@ class Importer:
 
 def to_utc_naive(dt: datetime) -> datetime:
     """UTC wall time without tzinfo, as the store keeps it."""
-    if dt.tzinfo is None:
+    tz = dt.tzinfo
+    if tz is UTC:  # the common case; skip the conversion (hot path of every import)
+        return dt.replace(tzinfo=None)
+    if tz is None:
         raise ValueError("naive datetime: importers must attach a zone")
     return dt.astimezone(UTC).replace(tzinfo=None)
+
+
+class LocalOffsets:
+    """``offset_minutes`` for one zone, memoised per 15 minutes of UTC time: zones
+    change offset only at quarter-hour instants, and imports ask millions of times."""
+
+    __slots__ = ("zone", "_cache")
+
+    def __init__(self, zone: tzinfo):
+        self.zone = zone
+        self._cache: dict[int, int] = {}
+
+    def __call__(self, dt: datetime) -> int:
+        bucket = int(dt.timestamp()) // 900
+        off = self._cache.get(bucket)
+        if off is None:
+            if len(self._cache) > 100_000:
+                self._cache.clear()
+            off = self._cache[bucket] = offset_minutes(dt, self.zone)
+        return off
 
 
 def offset_minutes(dt: datetime, zone: tzinfo | None = None) -> int:

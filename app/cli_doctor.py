@@ -1,0 +1,146 @@
+"""``hindsight doctor``: check Python, packages, the store, every importer and
+every model role, and say what to do about each problem."""
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as md
+import os
+import sys
+from dataclasses import asdict, dataclass
+
+import click
+
+from app.errors import EXIT_USER
+from app.shell import Ctx, common, print_json
+
+
+@dataclass
+class Check:
+    area: str
+    name: str
+    status: str  # ok | warn | fail
+    detail: str
+    fix: str = ""
+
+
+# (distribution, pinned version or None, why we need it)
+_PACKAGES = [
+    ("duckdb", "1.5.5", "the event store"),
+    ("pyarrow", None, "fast writes to the store"),
+    ("ijson", None, "streaming JSON exports"),
+    ("icalendar", None, "calendar imports"),
+    ("recurring-ical-events", None, "calendar recurrences"),
+    ("PySide6-Essentials", None, "the desktop app"),
+]
+
+
+def run_checks(data_dir) -> list[Check]:
+    checks: list[Check] = []
+    v = sys.version_info
+    checks.append(Check("python", "version", "ok" if (v.major, v.minor) == (3, 11) else "warn",
+                        sys.version.split()[0], "" if (v.major, v.minor) == (3, 11) else "Hindsight is tested on Python 3.11; run 'make setup'"))
+    for dist, pin, why in _PACKAGES:
+        try:
+            have = md.version(dist)
+        except md.PackageNotFoundError:
+            checks.append(Check("packages", dist, "fail", f"not installed (needed for {why})", "run 'make setup'"))
+            continue
+        if pin and have != pin:
+            checks.append(Check("packages", dist, "fail", f"{have} installed, {pin} required ({why})", "run 'make setup'"))
+        else:
+            checks.append(Check("packages", dist, "ok", have))
+    try:
+        import ijson
+
+        if ijson.backend != "yajl2_c":
+            checks.append(Check("packages", "ijson backend", "warn", f"{ijson.backend}: JSON imports will be slow",
+                                "reinstall ijson from a binary wheel"))
+    except ImportError:
+        pass
+
+    # the data dir and store
+    from engine.store import EventStore, StoreError, SCHEMA_VERSION, store_path
+
+    try:
+        data_dir.mkdir(parents=True, exist_ok=True)
+        writable = os.access(data_dir, os.W_OK)
+    except OSError as exc:
+        writable = False
+        checks.append(Check("store", "data dir", "fail", f"{data_dir}: {exc}", "pass --data-dir to a writable folder"))
+    if writable:
+        checks.append(Check("store", "data dir", "ok", str(data_dir)))
+    path = store_path(data_dir)
+    if not path.exists():
+        checks.append(Check("store", "store file", "ok", f"{path} will be created on the first import"))
+    else:
+        try:
+            with EventStore(path, read_only=True) as store:
+                n = store.count()
+                checks.append(Check("store", "store file", "ok",
+                                    f"{path}: schema {SCHEMA_VERSION}, {n:,} events, {len(store.imports())} imports"))
+        except StoreError as exc:
+            checks.append(Check("store", "store file", "fail", str(exc),
+                                "close other Hindsight windows, or open the store once to migrate it"))
+
+    # importers
+    from engine.settings import Settings, SettingsError
+    from importers.base import Entry
+    from importers.registry import RegistryError, discover
+
+    try:
+        settings = Settings.load(data_dir)
+        checks.append(Check("settings", "settings.json", "ok", f"home zone {settings.home_tz()}"))
+    except SettingsError as exc:
+        checks.append(Check("settings", "settings.json", "fail", str(exc), "fix it with 'hindsight settings'"))
+    try:
+        registry = discover()
+    except (RegistryError, ImportError) as exc:
+        checks.append(Check("importers", "registry", "fail", str(exc), "reinstall Hindsight ('make setup')"))
+    else:
+        probe = Entry.from_bytes("probe.bin", b"\x00" * 64)
+        for imp in registry:
+            try:
+                imp.recognize(probe)
+                checks.append(Check("importers", imp.name, "ok", imp.title))
+            except Exception as exc:  # noqa: BLE001 - report, don't crash the doctor
+                checks.append(Check("importers", imp.name, "fail", f"recognize() raised {exc!r}", "report this bug"))
+
+    # model roles
+    try:
+        status_mod = importlib.import_module("models.status")
+    except ImportError as exc:
+        checks.append(Check("models", "model layer", "fail", f"not importable: {exc}", "run 'make setup'"))
+    else:
+        try:
+            roles = status_mod.status()["roles"]
+        except Exception as exc:  # noqa: BLE001
+            checks.append(Check("models", "status", "fail", f"{type(exc).__name__}: {exc}", "run 'hindsight models build'"))
+        else:
+            for role, info in roles.items():
+                if info.get("ready"):
+                    checks.append(Check("models", role, "ok", f"{info.get('path')} ({info.get('source', '')})"))
+                else:
+                    checks.append(Check("models", role, "fail", info.get("error") or "missing",
+                                        "run 'hindsight models build'"))
+    return checks
+
+
+@click.command("doctor")
+@common
+@click.pass_obj
+def doctor(obj: Ctx) -> int:
+    """Check that everything Hindsight needs is in place, and say what to do if not."""
+    checks = run_checks(obj.resolve())
+    bad = [c for c in checks if c.status == "fail"]
+    if obj.json:
+        print_json({"ok": not bad, "checks": [asdict(c) for c in checks]})
+    else:
+        marks = {"ok": "ok  ", "warn": "WARN", "fail": "FAIL"}
+        area = None
+        for c in checks:
+            if c.area != area:
+                area = c.area
+                click.echo(f"\n{area}")
+            click.echo(f"  {marks[c.status]} {c.name}: {c.detail}" + (f"\n       → {c.fix}" if c.fix and c.status != "ok" else ""))
+        click.echo("\nAll good." if not bad else f"\n{len(bad)} problem(s) found.")
+    return EXIT_USER if bad else 0

@@ -1,0 +1,79 @@
+"""Shared fixtures: a tmp store, an isolated data dir, the CLI runner, and a guard
+that fails any test whose code tries to reach the network."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import pytest
+
+FIXTURES = Path(__file__).parent / "fixtures"
+SHARED = Path(__file__).resolve().parents[1].parent / "shared"
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+class NetworkAttempt(AssertionError):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def no_network(monkeypatch):
+    """Privacy is a feature: any attempt to open a network connection fails the test."""
+    real_connect = socket.socket.connect
+
+    def guarded(self, address, *a, **kw):
+        if self.family == getattr(socket, "AF_UNIX", object()):
+            return real_connect(self, address, *a, **kw)
+        raise NetworkAttempt(f"network connection attempted to {address!r}")
+
+    monkeypatch.setattr(socket.socket, "connect", guarded)
+    monkeypatch.setattr(socket, "create_connection",
+                        lambda address, *a, **kw: (_ for _ in ()).throw(NetworkAttempt(f"connection to {address!r}")))
+    yield
+
+
+@pytest.fixture
+def berlin():
+    from importers.base import ImportContext
+
+    return ImportContext(home_tz=ZoneInfo("Europe/Berlin"))
+
+
+@pytest.fixture
+def store(tmp_path):
+    from engine.store import EventStore
+
+    s = EventStore(tmp_path / "store" / "hindsight.duckdb")
+    yield s
+    s.close()
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    d = tmp_path / "data"
+    monkeypatch.setenv("HINDSIGHT_DATA_DIR", str(d))
+    (d).mkdir()
+    (d / "settings.json").write_text(json.dumps({"home_timezone": "Europe/Berlin"}))
+    return d
+
+
+@pytest.fixture
+def cli(data_dir):
+    """Run the CLI in-process; returns (exit_code, stdout, stderr)."""
+    from click.testing import CliRunner
+
+    from app.cli import main
+
+    runner = CliRunner()
+
+    def run(*args: str, input: str | None = None):
+        result = runner.invoke(main, list(args), input=input, catch_exceptions=False)
+        return result.exit_code, result.stdout, result.stderr
+
+    return run

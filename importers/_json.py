@@ -18,8 +18,9 @@ def iter_array(f: IO[bytes], prefix: str = "item") -> Iterator[tuple[int, Any] |
         for index, item in enumerate(ijson.items(f, prefix, use_float=True), start=0):
             yield index, item
     except ijson.common.IncompleteJSONError as exc:
-        where = f"after item {index}" if index >= 0 else "at the start"
+        # ``index`` is the last good item (0-based), so the broken one is index + 2 (1-based).
+        where = f"after {index + 1} complete items" if index >= 0 else "at the start"
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "unexpected end of file"
-        yield ImportIssue(f"item {index + 1}", f"the JSON is broken or truncated {where}: {msg}")
+        yield ImportIssue(f"item {index + 2}", f"the JSON is broken or truncated {where}: {msg}")
     except (ijson.common.JSONError, UnicodeDecodeError, ValueError) as exc:
-        yield ImportIssue(f"item {index + 1}", f"not valid JSON: {exc}")
+        yield ImportIssue(f"item {index + 2}", f"not valid JSON: {exc}")

@@ -136,3 +136,10 @@ def test_extreme_values_are_issues_not_crashes():
                        {"endTime": "0001-01-01 00:00", "msPlayed": 10**9, "artistName": "A", "trackName": "T"}]).encode()
     assert all(isinstance(x, ImportIssue) for x in _consume(read_extended, data)[:1])
     assert all(isinstance(x, ImportIssue) for x in _consume(read_basic, data)[1:])
+
+
+def test_truncation_is_located_at_the_broken_item():
+    issues = [x for x in _consume(read_extended, (SPOTIFY / "broken" / "Streaming_History_Audio_2024_1.json").read_bytes())
+              if isinstance(x, ImportIssue)]
+    assert issues[-1].locator == "item 6"
+    assert "after 5 complete items" in issues[-1].reason

@@ -1,0 +1,81 @@
+"""The question-answering API the shells call: ``QuestionEngine.ask`` turns a
+question into an :class:`Answer` (value, sentence, plan tree, evidence, timings).
+
+The CLI's ``hindsight ask`` and the GUI's chat pane both go through this
+interface, so no answering logic lives in a shell. Progress is reported through a
+callback (``AskProgress``), cancellation through a ``threading.Event``. This module
+defines the types; the implementation composes the planner (QUD) and the executor
+(OTX).
+"""
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any, Protocol
+
+
+@dataclass(frozen=True, slots=True)
+class PlanStep:
+    """One operator of the executed plan, for the plan tree: what it did, how many
+    rows it produced and how long it took."""
+
+    operator: str
+    arguments: str
+    rows: int | None = None
+    ms: float | None = None
+    status: str = "done"  # done | failed | cancelled | skipped
+    notes: tuple[str, ...] = ()
+    children: tuple["PlanStep", ...] = ()
+
+    def to_json(self) -> dict:
+        return {"operator": self.operator, "arguments": self.arguments, "rows": self.rows,
+                "ms": None if self.ms is None else round(self.ms, 1), "status": self.status,
+                "notes": list(self.notes), "children": [c.to_json() for c in self.children]}
+
+
+@dataclass(slots=True)
+class Answer:
+    """The result of one question. ``ok`` is False when no answer could be computed;
+    then ``answer`` is None and ``answer_text`` says plainly what was tried."""
+
+    question: str
+    ok: bool
+    answer: Any
+    answer_text: str
+    plan_text: str = ""
+    plan: PlanStep | None = None
+    evidence: tuple[str, ...] = ()
+    timings: dict[str, float] = field(default_factory=dict)
+    llm_calls: int = 0
+    today: date | None = None
+
+    def to_json(self) -> dict:
+        return {"question": self.question, "ok": self.ok, "answer": self.answer,
+                "answer_text": self.answer_text, "plan_text": self.plan_text,
+                "plan": self.plan.to_json() if self.plan else None, "evidence": list(self.evidence),
+                "timings": {k: round(v, 1) for k, v in self.timings.items()}, "llm_calls": self.llm_calls,
+                "today": self.today.isoformat() if self.today else None}
+
+
+@dataclass(frozen=True, slots=True)
+class AskProgress:
+    """What the engine is doing, in words a person can read:
+    stage "planning" ("Planning step 3: FILTER …"), "executing" ("Retrieving: 1,204
+    candidates → 97 events"), or "done"."""
+
+    stage: str
+    message: str
+    step: int = 0
+
+
+AskProgressCallback = Callable[[AskProgress], None]
+
+
+class QuestionEngine(Protocol):
+    def ask(self, question: str, *, today: date | None = None, history: Sequence[Answer] = (),
+            progress: AskProgressCallback | None = None,
+            cancel: threading.Event | None = None) -> Answer: ...
+
+    def close(self) -> None: ...

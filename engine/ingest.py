@@ -252,7 +252,7 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         return FileReport(entry.name, None, "failed", message=f"{entry.name}: cannot read the file: {exc}")
 
-    prior = store.find_import(sha, importer.name, importer.version)
+    prior = store.find_import(sha, importer.name, importer.version, entry.basename)
     if prior is not None:
         return FileReport(entry.name, importer.name, "already_imported", read=prior["read"], added=0,
                           duplicates=prior["added"] + prior["duplicates"], skipped=prior["skipped"],

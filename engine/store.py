@@ -344,11 +344,15 @@ class EventStore:
             out.append(d)
         return out
 
-    def find_import(self, sha256: str, importer: str, version: str) -> dict | None:
+    def find_import(self, sha256: str, importer: str, version: str, basename: str) -> dict | None:
+        """An earlier import of the same bytes under the same file name by the same
+        importer version. The name counts: a daily note's date is its file name, so
+        two days with the same text are two notes."""
         row = self.reader().execute(
             "SELECT id, read, added, duplicates, skipped, finished_at FROM imports "
-            "WHERE sha256 = ? AND importer = ? AND importer_version = ? ORDER BY id LIMIT 1",
-            [sha256, importer, version]).fetchone()
+            "WHERE sha256 = ? AND importer = ? AND importer_version = ? "
+            "AND regexp_extract(file, '[^/]*$') = ? ORDER BY id LIMIT 1",
+            [sha256, importer, version, basename]).fetchone()
         if not row:
             return None
         return dict(zip(("id", "read", "added", "duplicates", "skipped", "finished_at"), row))

@@ -192,3 +192,15 @@ def test_events_filters(store, tmp_path):
     assert store.event(some[0]["id"])["locator"] == "line 1"
     assert store.sources() == [{"source": "test", "kind": "note", "events": 48,
                                 "first": datetime(2024, 1, 1), "last": datetime(2024, 1, 2, 23)}]
+
+
+def test_same_bytes_under_another_name_is_a_new_file(store, tmp_path):
+    """Two daily notes with the same text are two notes: the file name is part of
+    what makes a file 'already imported'."""
+    a, b = tmp_path / "2024-01-01.txt", tmp_path / "2024-01-02.txt"
+    a.write_text("Quiet day.")
+    b.write_text("Quiet day.")
+    evs = {"2024-01-01.txt": _events(1), "2024-01-02.txt": _events(1, start=24)}
+    r = import_paths(store, [a, b], registry=_registry(evs))
+    assert [f.status for f in r.files] == ["imported", "imported"]
+    assert store.count() == 2

@@ -22,8 +22,10 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import IO
 
+import duckdb
+
 from engine.store import EventStore, dumps
-from importers.base import Entry, Event, ImportContext, ImportIssue
+from importers.base import Entry, Event, ImportContext, Importer, ImportIssue
 from importers.registry import Registry, default_registry
 
 log = logging.getLogger(__name__)
@@ -203,6 +205,25 @@ def _sha256(entry: Entry) -> str:
     return h.hexdigest()
 
 
+@dataclass(slots=True)
+class _Work:
+    """A recognised, hashed file waiting to be imported."""
+
+    entry: Entry
+    importer: Importer
+    sha: str
+    top: str
+    batch: str
+    index: int
+
+
+# Files below this size are imported several to a transaction: a transaction per
+# small file costs far more than reading it (a folder of daily notes, a Takeout zip).
+SMALL_FILE = 2 << 20
+GROUP_BYTES = 16 << 20
+GROUP_FILES = 500
+
+
 def import_paths(store: EventStore, paths: list[str | Path], *, registry: Registry | None = None,
                  context: ImportContext | None = None, progress: ProgressCallback | None = None,
                  cancel: threading.Event | None = None, batch_size: int = 20_000,
@@ -218,22 +239,44 @@ def import_paths(store: EventStore, paths: list[str | Path], *, registry: Regist
         batch = uuid.uuid4().hex[:12]
         for entry in _walk(path, str(p), context, report):
             plan.append((entry, batch, str(p)))
+    prior = store.prior_imports()
+    planned: dict[tuple, str] = {}
+    work: list[_Work] = []
     for n, (entry, batch, top) in enumerate(plan, start=1):
         if cancel is not None and cancel.is_set():
             report.files.append(FileReport(entry.name, None, "cancelled", message="cancelled before it started"))
             continue
-        fr = _import_entry(store, registry, entry, top, batch, only, progress, cancel, batch_size,
-                           n, len(plan), report)
-        if fr is not None:
-            report.files.append(fr)
+        prepared = _prepare(registry, entry, only, report)
+        if prepared is None:
+            continue
+        if isinstance(prepared, FileReport):
+            report.files.append(prepared)
+            continue
+        importer, sha = prepared
+        key = (sha, importer.name, importer.version, entry.basename)
+        if key in prior:
+            p_ = prior[key]
+            report.files.append(FileReport(
+                entry.name, importer.name, "already_imported", read=p_["read"], added=0,
+                duplicates=p_["added"] + p_["duplicates"], skipped=p_["skipped"], import_id=p_["id"],
+                message=f"identical to import #{p_['id']} from {p_['finished_at']:%Y-%m-%d %H:%M}"))
+            continue
+        if key in planned:
+            report.files.append(FileReport(entry.name, importer.name, "already_imported",
+                                           message=f"the same file as {planned[key]} in this import"))
+            continue
+        planned[key] = entry.name
+        work.append(_Work(entry, importer, sha, top, batch, n))
+    for group in _groups(work):
+        report.files.extend(_run_group(store, group, progress, cancel, batch_size, len(plan)))
     report.seconds = time.perf_counter() - t0
     return report
 
 
-def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str, batch: str,
-                  only: str | None,
-                  progress: ProgressCallback | None, cancel: threading.Event | None, batch_size: int,
-                  index: int, total: int, report: ImportReport) -> FileReport | None:
+def _prepare(registry: Registry, entry: Entry, only: str | None,
+             report: ImportReport) -> tuple[Importer, str] | FileReport | None:
+    """Pick the importer and hash the file; a FileReport when it can't be imported,
+    None when it is listed as unrecognised or ignored."""
     if entry.size == 0:
         return FileReport(entry.name, None, "empty", message=f"{entry.name}: the file is empty")
     try:
@@ -248,90 +291,154 @@ def _import_entry(store: EventStore, registry: Registry, entry: Entry, top: str,
                 else:
                     report.unrecognized.append(entry.name)
                 return None
-        sha = _sha256(entry)
+        return importer, _sha256(entry)
     except (OSError, zipfile.BadZipFile, EOFError) as exc:
         return FileReport(entry.name, None, "failed", message=f"{entry.name}: cannot read the file: {exc}")
 
-    prior = store.find_import(sha, importer.name, importer.version, entry.basename)
-    if prior is not None:
-        return FileReport(entry.name, importer.name, "already_imported", read=prior["read"], added=0,
-                          duplicates=prior["added"] + prior["duplicates"], skipped=prior["skipped"],
-                          import_id=prior["id"],
-                          message=f"identical to import #{prior['id']} from {prior['finished_at']:%Y-%m-%d %H:%M}")
 
-    def emit(stage: str, events: int, done: int) -> None:
+def _groups(work: list[_Work]) -> Iterator[list[_Work]]:
+    group: list[_Work] = []
+    size = 0
+    for w in work:
+        n = w.entry.size or 0
+        if n >= SMALL_FILE:
+            if group:
+                yield group
+                group, size = [], 0
+            yield [w]
+            continue
+        if group and (size + n > GROUP_BYTES or len(group) >= GROUP_FILES):
+            yield group
+            group, size = [], 0
+        group.append(w)
+        size += n
+    if group:
+        yield group
+
+
+def _counted(entry: Entry, done: list[int]) -> Entry:
+    """The same entry, counting bytes read for progress."""
+    def opener() -> IO[bytes]:
+        def count(n: int) -> None:
+            done[0] += n
+        return io.BufferedReader(_CountingReader(entry.open(), count), buffer_size=1 << 16)
+
+    e = Entry(entry.name, opener, entry.size, entry.context)
+    e._head = entry.head  # already read; don't read it again
+    return e
+
+
+def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback | None,
+               cancel: threading.Event | None, batch_size: int, total: int) -> list[FileReport]:
+    """Import a group of files in one transaction on the writer thread. Each file keeps
+    its own import id; a file whose importer fails has its rows deleted and the rest
+    of the group goes on. A database error aborts the transaction: then each file is
+    retried on its own, so one bad file cannot take others down with it."""
+    def emit(w: _Work, stage: str, events: int, done: int) -> None:
         if progress is not None:
-            progress(Progress(stage, entry.name, importer.name, events, done, entry.size, index, total))
+            progress(Progress(stage, w.entry.name, w.importer.name, events, done, w.entry.size, w.index, total))
 
-    def job(con) -> FileReport:
-        started = datetime.now(timezone.utc).replace(tzinfo=None)
-        fr = FileReport(entry.name, importer.name, "imported")
-        issues: list[dict] = []
-        done_bytes = [0]
-
-        def counted_entry() -> Entry:
-            def opener() -> IO[bytes]:
-                return io.BufferedReader(_CountingReader(entry.open(), lambda n: done_bytes.__setitem__(0, done_bytes[0] + n)),
-                                         buffer_size=1 << 16)
-            e = Entry(entry.name, opener, entry.size, entry.context)
-            e._head = entry.head  # already read; don't read it again
-            return e
-
-        import_id = con.execute("SELECT nextval('import_ids')").fetchone()[0]
-        fr.import_id = import_id
-        emit("file_start", 0, 0)
-        con.begin()  # the file's one transaction: all of it or nothing
+    def job(con) -> list[FileReport]:
+        done_reports: list[FileReport] = []
+        pending: list[tuple[_Work, FileReport, list[dict], int, datetime]] = []
+        con.begin()
         try:
-            batch_events: list[Event] = []
-            last_emit = time.monotonic()
-            for item in importer.read(counted_entry()):
-                fr.read += 1
-                if isinstance(item, ImportIssue):
-                    fr.skipped += 1
-                    if len(issues) < MAX_STORED_ISSUES:
-                        issues.append({"locator": item.locator, "reason": item.reason})
+            for w in group:
+                if cancel is not None and cancel.is_set():
+                    raise ImportCancelled()
+                started = datetime.now(timezone.utc).replace(tzinfo=None)
+                import_id = con.execute("SELECT nextval('import_ids')").fetchone()[0]
+                fr = FileReport(w.entry.name, w.importer.name, "imported", import_id=import_id)
+                issues: list[dict] = []
+                appended = _read_file(store, con, w, fr, issues, import_id, batch_size, cancel, emit)
+                if appended is None:  # the importer failed: drop its rows, keep the group
+                    con.execute("DELETE FROM events WHERE import_id = ?", [import_id])
+                    done_reports.append(fr)
                     continue
-                item.file = entry.name
-                batch_events.append(item)
-                if len(batch_events) >= batch_size:
-                    store.append_events(con, batch_events, import_id)
-                    batch_events.clear()
-                    if cancel is not None and cancel.is_set():
-                        raise ImportCancelled()
-                    now = time.monotonic()
-                    if now - last_emit > 0.2:
-                        emit("file_progress", fr.read, done_bytes[0])
-                        last_emit = now
-            store.append_events(con, batch_events, import_id)
-            if cancel is not None and cancel.is_set():
-                raise ImportCancelled()
-            res = store.finish_import(con, import_id)
-            fr.added, fr.duplicates = res.added, res.duplicates
-            if fr.skipped > len(issues):
-                issues.append({"locator": "", "reason": f"{fr.skipped - len(issues)} more issues not listed"})
-            fr.issues = issues
-            con.execute(
-                "INSERT INTO imports (id, path, file, sha256, importer, importer_version, started_at, "
-                "finished_at, read, added, duplicates, skipped, issues, batch) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [import_id, top, entry.name,
-                 sha, importer.name, importer.version, started,
-                 datetime.now(timezone.utc).replace(tzinfo=None), fr.read, fr.added, fr.duplicates,
-                 fr.skipped, dumps(issues), batch])
+                pending.append((w, fr, issues, appended, started))
+            added = store.finish_imports(con, [fr.import_id for _, fr, _, _, _ in pending])
+            finished = datetime.now(timezone.utc).replace(tzinfo=None)
+            for w, fr, issues, appended, started in pending:
+                fr.added = added.get(fr.import_id, 0)
+                fr.duplicates = appended - fr.added
+                if fr.skipped > len(issues):
+                    issues.append({"locator": "", "reason": f"{fr.skipped - len(issues)} more issues not listed"})
+                fr.issues = issues
+                con.execute(
+                    "INSERT INTO imports (id, path, file, sha256, importer, importer_version, started_at, "
+                    "finished_at, read, added, duplicates, skipped, issues, batch) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    [fr.import_id, w.top, w.entry.name, w.sha, w.importer.name, w.importer.version, started,
+                     finished, fr.read, fr.added, fr.duplicates, fr.skipped, dumps(issues), w.batch])
             con.commit()
         except ImportCancelled:
             con.rollback()
-            return FileReport(entry.name, importer.name, "cancelled",
-                              message=f"{entry.name}: cancelled; nothing from this file was kept")
-        except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+            return [FileReport(w.entry.name, w.importer.name, "cancelled",
+                               message=f"{w.entry.name}: cancelled; nothing from this file was kept") for w in group]
+        except duckdb.Error as exc:
             con.rollback()
-            log.exception("import of %s failed", entry.name)
-            where = f" after record {fr.read}" if fr.read else ""
-            return FileReport(entry.name, importer.name, "failed",
-                              message=f"{entry.name}: {importer.title} import failed{where}: "
-                                      f"{type(exc).__name__}: {exc}; nothing from this file was kept")
-        emit("file_done", fr.read, done_bytes[0])
-        return fr
+            if len(group) > 1:
+                log.warning("group of %d files failed in the database (%s); retrying one by one", len(group), exc)
+                return None  # type: ignore[return-value]
+            w = group[0]
+            log.exception("import of %s failed in the database", w.entry.name)
+            return [FileReport(w.entry.name, w.importer.name, "failed",
+                               message=f"{w.entry.name}: the store refused it: {exc}; nothing from this file was kept")]
+        for w, fr, _, _, _ in pending:
+            emit(w, "file_done", fr.read, w.entry.size or 0)
+        by_name = {fr.path: fr for fr in done_reports} | {fr.path: fr for _, fr, _, _, _ in pending}
+        return [by_name[w.entry.name] for w in group]
 
-    return store.write(job).result()
+    result = store.write(job).result()
+    if result is None:
+        out: list[FileReport] = []
+        for w in group:
+            out.extend(_run_group(store, [w], progress, cancel, batch_size, total))
+        return out
+    return result
 
+
+def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[dict], import_id: int,
+               batch_size: int, cancel: threading.Event | None, emit) -> int | None:
+    """Stream one file's events into the open transaction. Returns how many events were
+    appended, or None when the importer failed (``fr`` then says why)."""
+    done = [0]
+    appended = 0
+    batch: list[Event] = []
+    last_emit = time.monotonic()
+    emit(w, "file_start", 0, 0)
+    try:
+        for item in w.importer.read(_counted(w.entry, done)):
+            fr.read += 1
+            if isinstance(item, ImportIssue):
+                fr.skipped += 1
+                if len(issues) < MAX_STORED_ISSUES:
+                    issues.append({"locator": item.locator, "reason": item.reason})
+                continue
+            item.file = w.entry.name
+            batch.append(item)
+            if len(batch) >= batch_size:
+                store.append_events(con, batch, import_id)
+                appended += len(batch)
+                batch.clear()
+                if cancel is not None and cancel.is_set():
+                    raise ImportCancelled()
+                now = time.monotonic()
+                if now - last_emit > 0.2:
+                    emit(w, "file_progress", fr.read, done[0])
+                    last_emit = now
+        store.append_events(con, batch, import_id)
+        appended += len(batch)
+    except (ImportCancelled, duckdb.Error):
+        raise
+    except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
+        log.exception("import of %s failed", w.entry.name)
+        where = f" after record {fr.read}" if fr.read else ""
+        fr.status = "failed"
+        fr.message = (f"{w.entry.name}: {w.importer.title} import failed{where}: "
+                      f"{type(exc).__name__}: {exc}; nothing from this file was kept")
+        fr.read = fr.skipped = 0
+        return None
+    if cancel is not None and cancel.is_set():
+        raise ImportCancelled()
+    return appended

@@ -14,6 +14,7 @@ import logging
 import os
 import tempfile
 import threading
+import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -236,7 +237,7 @@ class EventStore:
     # ---- writer-side helpers (call only inside write()) ----------------------------
     def append_events(self, con: duckdb.DuckDBPyConnection, events: Sequence[Event], import_id: int) -> None:
         """Append a batch inside the caller's transaction (writer thread only);
-        :meth:`finish_import` removes duplicates once per file.
+        :meth:`finish_imports` removes duplicates once per group of files.
 
         The batch travels through a temporary Parquet file rather than a registered
         Arrow table: DuckDB keeps registered Arrow buffers alive until the
@@ -255,36 +256,47 @@ class EventStore:
     def _spill_path(self) -> Path:
         base = Path(tempfile.gettempdir()) if self.path == ":memory:" else Path(self.path).parent / "tmp"
         base.mkdir(parents=True, exist_ok=True)
-        return base / f"batch-{os.getpid()}-{threading.get_ident()}.parquet"
+        # A fresh name per batch: DuckDB caches file metadata by path, and a reused
+        # name written twice within a second was read with a stale footer.
+        return base / f"batch-{os.getpid()}-{uuid.uuid4().hex}.parquet"
 
     @staticmethod
-    def finish_import(con: duckdb.DuckDBPyConnection, import_id: int) -> BatchResult:
-        """Deduplicate what ``import_id`` appended, set-wise: events another import
-        already stored are dropped (and remembered in ``import_duplicates``), repeats
-        inside the file keep their first occurrence. One pass per file is much cheaper
-        than a lookup per batch. Call inside the file's transaction."""
-        appended, distinct = con.execute(
-            "SELECT count(*), count(DISTINCT id) FROM events WHERE import_id = ?", [import_id]).fetchone()
-        if not appended:
-            return BatchResult(0, 0)
+    def finish_imports(con: duckdb.DuckDBPyConnection, import_ids: Sequence[int]) -> dict[int, int]:
+        """Deduplicate what ``import_ids`` appended, set-wise, and return how many
+        events each added: events an earlier import already stored are dropped (and
+        remembered in ``import_duplicates``); an event several of these files contain
+        is kept once, by the first. Call inside the transaction that appended them."""
+        if not import_ids:
+            return {}
+        ids = list(import_ids)
         con.execute("""
             INSERT INTO import_duplicates
-            SELECT DISTINCT ?, n.id FROM events n
-            SEMI JOIN (SELECT id FROM events WHERE import_id <> ?) o ON o.id = n.id
-            WHERE n.import_id = ?
-        """, [import_id, import_id, import_id])
+            SELECT DISTINCT n.import_id, n.id FROM events n
+            SEMI JOIN (SELECT id FROM events WHERE NOT list_contains(?, import_id)) o ON o.id = n.id
+            WHERE list_contains(?, n.import_id)
+        """, [ids, ids])
         con.execute("""
-            DELETE FROM events WHERE import_id = ?
-              AND id IN (SELECT event_id FROM import_duplicates WHERE import_id = ?)
-        """, [import_id, import_id])
-        if distinct < appended:  # repeats inside the file (rare): keep the first of each
+            DELETE FROM events WHERE list_contains(?, import_id)
+              AND id IN (SELECT event_id FROM import_duplicates WHERE list_contains(?, import_id))
+        """, [ids, ids])
+        total, distinct = con.execute(
+            "SELECT count(*), count(DISTINCT id) FROM events WHERE list_contains(?, import_id)", [ids]).fetchone()
+        if distinct < total:  # repeats inside these files (rare): keep the first of each
             con.execute("""
-                DELETE FROM events WHERE rowid IN (
-                    SELECT rowid FROM (SELECT rowid, id FROM events WHERE import_id = ?)
-                    QUALIFY row_number() OVER (PARTITION BY id ORDER BY rowid) > 1)
-            """, [import_id])
-        added = con.execute("SELECT count(*) FROM events WHERE import_id = ?", [import_id]).fetchone()[0]
-        return BatchResult(added=added, duplicates=appended - added)
+                CREATE OR REPLACE TEMP TABLE _repeats AS
+                SELECT rowid AS rid, id, import_id,
+                       first_value(import_id) OVER (PARTITION BY id ORDER BY rowid) AS owner,
+                       row_number() OVER (PARTITION BY id ORDER BY rowid) AS rn
+                FROM events WHERE list_contains(?, import_id)
+                QUALIFY rn > 1
+            """, [ids])
+            con.execute("INSERT INTO import_duplicates SELECT DISTINCT import_id, id FROM _repeats "
+                        "WHERE import_id <> owner")
+            con.execute("DELETE FROM events WHERE rowid IN (SELECT rid FROM _repeats)")
+            con.execute("DROP TABLE _repeats")
+        rows = con.execute("SELECT import_id, count(*) FROM events WHERE list_contains(?, import_id) "
+                           "GROUP BY import_id", [ids]).fetchall()
+        return dict(rows)
 
     # ---- reads -------------------------------------------------------------------
     def count(self) -> int:
@@ -344,18 +356,15 @@ class EventStore:
             out.append(d)
         return out
 
-    def find_import(self, sha256: str, importer: str, version: str, basename: str) -> dict | None:
-        """An earlier import of the same bytes under the same file name by the same
-        importer version. The name counts: a daily note's date is its file name, so
-        two days with the same text are two notes."""
-        row = self.reader().execute(
-            "SELECT id, read, added, duplicates, skipped, finished_at FROM imports "
-            "WHERE sha256 = ? AND importer = ? AND importer_version = ? "
-            "AND regexp_extract(file, '[^/]*$') = ? ORDER BY id LIMIT 1",
-            [sha256, importer, version, basename]).fetchone()
-        if not row:
-            return None
-        return dict(zip(("id", "read", "added", "duplicates", "skipped", "finished_at"), row))
+    def prior_imports(self) -> dict[tuple[str, str, str, str], dict]:
+        """Earlier imports keyed by (sha256, importer, version, file name). The name
+        counts: a daily note's date is its file name, so two days with the same text
+        are two notes."""
+        rows = self.reader().execute(
+            "SELECT sha256, importer, importer_version, regexp_extract(file, '[^/]*$'), "
+            "id, read, added, duplicates, skipped, finished_at FROM imports ORDER BY id DESC").fetchall()
+        keys = ("id", "read", "added", "duplicates", "skipped", "finished_at")
+        return {tuple(r[:4]): dict(zip(keys, r[4:])) for r in rows}
 
     def sources(self) -> list[dict]:
         """Per source and kind: how many events and which dates they span."""

@@ -204,3 +204,26 @@ def test_same_bytes_under_another_name_is_a_new_file(store, tmp_path):
     r = import_paths(store, [a, b], registry=_registry(evs))
     assert [f.status for f in r.files] == ["imported", "imported"]
     assert store.count() == 2
+
+
+def test_small_files_share_a_transaction_but_fail_alone(store, tmp_path):
+    files = _files(tmp_path, ["a.txt", "b.txt", "c.txt"])
+    evs = {"a.txt": _events(10), "b.txt": _events(10, start=100), "c.txt": _events(10, start=5)}
+
+    def read(entry):
+        if entry.basename == "b.txt":
+            yield evs["b.txt"][0]
+            raise ValueError("bad record")
+        yield from evs[entry.basename]
+
+    reg = Registry([Importer("fake", "Fake export", "1", lambda e: 1.0, read)])
+    r = import_paths(store, files, registry=reg)
+    assert [(f.status, f.added, f.duplicates) for f in r.files] == [
+        ("imported", 10, 0), ("failed", 0, 0), ("imported", 5, 5)]
+    assert "bad record" in r.files[1].message
+    assert store.count() == 15
+    assert len(store.imports()) == 2
+    # the event c shares with a belongs to a; removing a hands it over to c
+    a_id, c_id = (i["id"] for i in store.imports())
+    assert store.remove_import(a_id) == 5
+    assert store.count() == 10

@@ -266,6 +266,55 @@ def show_cmd(obj: Ctx, event_id: str) -> None:
         click.echo(f"  original record:\n{raw}")
 
 
+# ---- ask ----------------------------------------------------------------------------
+@main.command("ask")
+@common
+@click.argument("question")
+@click.option("--today", help="Fix 'today' for relative dates (YYYY-MM-DD); default: the real date.")
+@click.option("--no-cache", is_flag=True, help="Plan afresh even if this question was planned before.")
+@click.pass_obj
+def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool) -> int:
+    """Answer a question over your events, with the plan and the evidence."""
+    from datetime import date
+
+    from app.assemble import build_engine
+
+    fixed = None
+    if today:
+        try:
+            fixed = date.fromisoformat(today)
+        except ValueError:
+            raise UserError(f"--today: {today!r} is not a date (YYYY-MM-DD)") from None
+    store = obj.store()
+    if store.count() == 0:
+        raise UserError("no events yet: import an export first ('hindsight import PATH')")
+    engine = build_engine(store, obj.settings(), obj.resolve(), use_plan_cache=not no_cache)
+    show = not obj.json and sys.stderr.isatty()
+
+    def progress(p) -> None:
+        if show:
+            click.echo(f"  {p.message}", err=True)
+
+    try:
+        answer = engine.ask(question, today=fixed, progress=progress)
+    finally:
+        engine.close()
+    if obj.json:
+        print_json(answer.to_json())
+    else:
+        click.echo(answer.answer_text)
+        if answer.plan_text:
+            click.echo(f"\nPlan: {answer.plan_text}")
+        if answer.evidence:
+            shown = ", ".join(answer.evidence[:5]) + (" …" if len(answer.evidence) > 5 else "")
+            click.echo(f"Evidence: {len(answer.evidence):,} events ({shown}); see 'hindsight show ID'")
+        t = answer.timings
+        if t:
+            click.echo(f"Took {t.get('total_ms', 0) / 1000:.1f} s "
+                       f"(planning {t.get('planning_ms', 0) / 1000:.1f} s, {answer.llm_calls} LLM calls)")
+    return 0 if answer.ok else EXIT_USER
+
+
 # ---- settings --------------------------------------------------------------------------
 @main.command("settings")
 @common

@@ -1,0 +1,51 @@
+"""The composition root: builds the real question engine from the store, the
+user's settings and the built models. The CLI, the GUI and the benchmarks all get
+their engine here, so they answer with exactly the same machinery.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from app.errors import UserError
+
+log = logging.getLogger(__name__)
+
+PLAN_CACHE = "plan-cache.json"
+
+
+def build_engine(store, settings, data_dir: Path | None, *, models=None, use_plan_cache: bool = True):
+    """A ready :class:`engine.qa.HindsightEngine`. ``models`` is a
+    ``models.registry.ModelRegistry`` (one is made if not given; the engine then owns
+    it). Missing models raise UserError naming the command that builds them."""
+    from engine.operators import Models
+    from engine.qa import HindsightEngine
+    from engine.qud import PlanCache, QudPlanner
+    from engine.retrieval.index import RetrievalIndex
+    from models.paths import PLANNER_GGUF_ENV
+    from models.registry import ModelMissing, ModelRegistry
+
+    if settings is not None and getattr(settings, "planner_model", None):
+        os.environ[PLANNER_GGUF_ENV] = str(settings.planner_model)
+    registry = models or ModelRegistry()
+    try:
+        llm = registry.planner()
+        otx = Models(sparse=registry.sparse_encoder(), patterns=registry.pattern_classifier(),
+                     reranker=registry.event_classifier(), extractor=registry.extractor())
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
+    planner = QudPlanner(llm, cache=cache)
+    index = RetrievalIndex(store, sparse=otx.sparse)
+    engine = HindsightEngine(store, planner, otx, index=index)
+    engine.models_registry = registry  # closed with the engine
+    original_close = engine.close
+
+    def close() -> None:
+        original_close()
+        if models is None:
+            registry.close()
+
+    engine.close = close  # type: ignore[method-assign]
+    return engine

@@ -1,0 +1,226 @@
+"""The question engine: QUD (plan) then OTX (execute), as one ``ask`` call.
+
+It implements :class:`engine.answer.QuestionEngine`. What it cannot answer it says
+plainly — which plans were tried, which step failed, which searches found nothing —
+and never makes up a value. Models come in through the planner and
+``engine.operators.Models``; building the real ones is the shells' job.
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Sequence
+from datetime import date, datetime, timedelta, timezone
+from typing import Any
+
+from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
+from engine.execute import ExecutionError, NodeStats, execute
+from engine.operators import ExecutionCancelled, Models, RetrieveSettings
+from engine.plan.rows import Row
+from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
+
+log = logging.getLogger(__name__)
+
+_FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|same for|also|but|only|just)\b", re.I)
+
+
+class Cancelled(Exception):
+    pass
+
+
+def is_follow_up(question: str) -> bool:
+    return bool(_FOLLOW_UP.match(question)) or len(question.split()) <= 3
+
+
+def _fmt_number(v: float | int) -> str:
+    if isinstance(v, bool):
+        return "yes" if v else "no"
+    if isinstance(v, int):
+        return f"{v:,}"
+    if abs(v - round(v)) < 1e-9 and abs(v) < 1e15:
+        return f"{int(round(v)):,}"
+    return f"{v:,.2f}"
+
+
+def format_value(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    if isinstance(value, (int, float)):
+        return _fmt_number(value)
+    if isinstance(value, datetime):
+        return value.strftime("%A %d %B %Y, %H:%M").replace(" 0", " ")
+    if isinstance(value, date):
+        return value.strftime("%A %d %B %Y").replace(" 0", " ")
+    if isinstance(value, timedelta):
+        minutes = value.total_seconds() / 60
+        return f"{minutes / 60:.1f} hours" if minutes >= 90 else f"{minutes:.0f} minutes"
+    if isinstance(value, (list, tuple)):
+        items = [format_value(v) for v in value[:5]]
+        more = f" and {len(value) - 5} more" if len(value) > 5 else ""
+        return ", ".join(items) + more if items else "nothing"
+    return str(value)
+
+
+def _row_label(row: Row) -> str:
+    values = row.values
+    title = values.get("title") or ""
+    start = values.get("start")
+    when = f"{start:%Y-%m-%d %H:%M} " if isinstance(start, datetime) else ""
+    label = f"{when}{title}".strip()
+    if label:
+        return label
+    shown = {k: v for k, v in values.items() if k not in ("group", "text")}
+    return ", ".join(f"{k}: {format_value(v)}" for k, v in list(shown.items())[:4])
+
+
+def plan_tree(stats: Sequence[NodeStats]) -> PlanStep | None:
+    by_path = {s.path: s for s in stats}
+
+    def build(path: str) -> PlanStep:
+        s = by_path[path]
+        kids = [p for p in by_path if p.startswith(path + ".") and p.count(".") == path.count(".") + 1]
+        args = s.plan
+        if len(args) > 160:
+            args = args[:157] + "…"
+        return PlanStep(s.operator, args, s.rows, s.ms, s.status, tuple(s.notes),
+                        tuple(build(k) for k in kids))
+
+    return build("0") if "0" in by_path else None
+
+
+class HindsightEngine:
+    """``QuestionEngine`` over an event store with a QUD planner and OTX models."""
+
+    def __init__(self, store, planner: QudPlanner, models: Models, *, index=None,
+                 retrieve_settings: RetrieveSettings | None = None):
+        self.store = store
+        self.planner = planner
+        self.models = models
+        self.index = index
+        self.retrieve_settings = retrieve_settings or RetrieveSettings()
+
+    def close(self) -> None:
+        if self.index is not None and hasattr(self.index, "close"):
+            self.index.close()
+
+    def ask(self, question: str, *, today: date | None = None, history: Sequence[Answer] = (),
+            progress: AskProgressCallback | None = None, cancel: threading.Event | None = None) -> Answer:
+        question = question.strip()
+        today = today or datetime.now().astimezone().date()
+        t0 = time.perf_counter()
+        say = progress or (lambda p: None)
+        if not question:
+            return Answer(question, False, None, "Ask a question about your data, e.g. "
+                          "“How often did I go running last month?”", today=today)
+        previous = history[-1].question if history and is_follow_up(question) else None
+        calls_before = self.planner.llm_calls
+        try:
+            planned = self.planner.plan(question, previous=previous, cancel=cancel,
+                                        progress=lambda m: say(AskProgress("planning", m)))
+        except PlanningCancelled:
+            return self._cancelled(question, today, t0)
+        except PlanningError as exc:
+            tried = "; ".join(exc.attempts[:3])
+            return Answer(question, False, None,
+                          "I couldn't turn this question into a plan I can run over your data "
+                          f"({exc}). What was tried: {tried}. Try rephrasing it, e.g. naming the "
+                          "activity and the time span.",
+                          timings={"planning_ms": (time.perf_counter() - t0) * 1000},
+                          llm_calls=self.planner.llm_calls - calls_before, today=today)
+        t_plan = time.perf_counter()
+        say(AskProgress("planning", "Plan: " + planned.plan_text, len(planned.steps)))
+
+        def on_node(st: NodeStats) -> None:
+            if st.status == "running":
+                say(AskProgress("executing", f"{st.operator} …"))
+            elif st.status == "done":
+                detail = f" — {st.notes[0]}" if st.operator == "RETRIEVE" and st.notes else ""
+                say(AskProgress("executing", f"{st.operator}: {st.rows:,} rows in {st.ms:.0f} ms{detail}"))
+
+        try:
+            result = execute(planned.plan, self.store, self.models, today=today, progress=on_node,
+                             cancel=cancel, index=self.index, retrieve_settings=self.retrieve_settings)
+        except ExecutionCancelled:
+            return self._cancelled(question, today, t0)
+        except ExecutionError as exc:
+            return Answer(question, False, None,
+                          f"The plan could not be run: {exc}. Nothing was made up; the plan was "
+                          f"{planned.plan_text}", plan_text=planned.plan_text,
+                          timings=self._timings(t0, t_plan, None), llm_calls=planned.llm_calls, today=today)
+        tree = plan_tree(result.nodes)
+        timings = self._timings(t0, t_plan, result)
+        empty = [s for s in result.nodes if s.operator == "RETRIEVE" and s.rows == 0]
+        if empty and len(empty) == sum(1 for s in result.nodes if s.operator == "RETRIEVE"):
+            queries = ", ".join(f"“{_query_of(s.plan)}”" for s in empty)
+            return Answer(question, False, None,
+                          f"I found nothing in your data for {queries}, so I can't answer this. "
+                          "I answer questions about what you imported: music, shows, mail, calendar, "
+                          "purchases, workouts, places, notes and chats.",
+                          plan_text=planned.plan_text, plan=tree, timings=timings,
+                          llm_calls=planned.llm_calls, today=today)
+        value = result.value
+        if result.rows is not None:
+            labels = [_row_label(r) for r in result.rows[:50]]
+            text = (f"{len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")
+                    + (": " + "; ".join(labels[:5]) + (" …" if len(labels) > 5 else "") if labels else "."))
+            answer_value: Any = labels
+        else:
+            answer_value = value
+            text = _sentence(planned.plan.OP, value, len(result.evidence), result.note)
+        say(AskProgress("done", text))
+        return Answer(question, True, _jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
+                      evidence=result.evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
+
+    def _cancelled(self, question: str, today: date, t0: float) -> Answer:
+        return Answer(question, False, None, "Cancelled.", timings={"total_ms": (time.perf_counter() - t0) * 1000},
+                      today=today)
+
+    @staticmethod
+    def _timings(t0: float, t_plan: float, result) -> dict[str, float]:
+        now = time.perf_counter()
+        out = {"planning_ms": (t_plan - t0) * 1000, "execution_ms": (now - t_plan) * 1000,
+               "total_ms": (now - t0) * 1000}
+        if result is not None:
+            for s in result.nodes:
+                if s.ms is not None:
+                    key = f"op_{s.operator.lower()}_ms"
+                    out[key] = out.get(key, 0.0) + s.ms
+        return out
+
+
+def _query_of(plan_text: str) -> str:
+    m = re.search(r'query="((?:[^"\\]|\\.)*)"', plan_text)
+    return m.group(1) if m else plan_text
+
+
+def _sentence(op: str, value: Any, n_evidence: int, note: str) -> str:
+    shown = format_value(value)
+    src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
+    if value is None:
+        return f"There is no value: no matching events had it{('; ' + note) if note else ''}."
+    if op == "APPLY" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return f"{shown}{src}."
+    if op in ("SUM", "AVG", "MIN", "MAX"):
+        word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]
+        return f"{word}: {shown}{src}."
+    if op in ("ARGMAX", "ARGMIN"):
+        return f"{shown}{src}."
+    return f"{shown}{src}."
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, datetime):
+        return value.isoformat()
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

@@ -1,0 +1,250 @@
+"""Recursive question decomposition (ReQAP's QUD stage) with a local LLM.
+
+Each LLM call writes one step for one (sub-)question: an operator call whose plan
+arguments are either complete operators or ``QUD("sub-question")``, which is then
+decomposed by another call, until no QUD remains (bounded by ``max_steps``). The
+grammar from ``engine.plan.grammar`` makes every step well-formed; the finished
+plan is validated (every attribute read is produced below) and retried at a higher
+temperature when it is not.
+
+Prompts share one stable prefix (instructions + every example), so llama.cpp keeps
+its KV cache between calls and only the question's few tokens are evaluated per
+step. Plans for the same normalised question are cached.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+
+from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
+from engine.plan.grammar import plan_grammar
+from engine.plan.nodes import PlanNode, Qud
+from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
+from engine.protocols import Planner
+from engine.qud.examples import EXAMPLES, Example
+
+log = logging.getLogger(__name__)
+
+
+class PlanningError(RuntimeError):
+    """No valid plan could be made; ``attempts`` lists what was tried and why it failed."""
+
+    def __init__(self, message: str, attempts: Sequence[str] = ()):
+        super().__init__(message)
+        self.attempts = list(attempts)
+
+
+class PlanningCancelled(Exception):
+    pass
+
+
+@dataclass(slots=True)
+class PlannedQuestion:
+    question: str
+    plan: PlanNode
+    plan_text: str
+    llm_calls: int = 0
+    steps: list[tuple[str, str]] = field(default_factory=list)  # (sub-question, step text)
+    cached: bool = False
+    ms: float = 0.0
+    attempts: int = 1
+
+
+def normalise(question: str) -> str:
+    q = re.sub(r"\s+", " ", question.strip().lower())
+    return q.rstrip("?.! ")
+
+
+class PlanCache:
+    """Normalised question -> plan text, kept in a JSON file (or in memory)."""
+
+    def __init__(self, path: Path | None = None, max_entries: int = 5000):
+        self.path = Path(path) if path else None
+        self.max_entries = max_entries
+        self._plans: dict[str, str] = {}
+        self._lock = threading.Lock()
+        self.hits = 0
+        self.misses = 0
+        if self.path and self.path.exists():
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                if isinstance(data, dict):
+                    self._plans = {str(k): str(v) for k, v in data.items()}
+            except (OSError, ValueError) as exc:
+                log.warning("ignoring unreadable plan cache %s: %s", self.path, exc)
+
+    def get(self, question: str) -> str | None:
+        with self._lock:
+            plan = self._plans.get(normalise(question))
+            if plan is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+            return plan
+
+    def put(self, question: str, plan_text: str) -> None:
+        with self._lock:
+            self._plans[normalise(question)] = plan_text
+            while len(self._plans) > self.max_entries:
+                self._plans.pop(next(iter(self._plans)))
+            if self.path:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                tmp = self.path.with_suffix(".tmp")
+                tmp.write_text(json.dumps(self._plans, indent=0, ensure_ascii=False), encoding="utf-8")
+                os.replace(tmp, self.path)
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+
+def instructions() -> str:
+    ops = "\n".join(f"- {name}({', '.join(p.name + '=' for p in spec.params)}): {spec.doc}"
+                    for name, spec in OPERATORS.items())
+    fns = ", ".join(f"{name}()" for name in FUNCTIONS)
+    return (
+        "You write plans that answer questions about one person's own data. The data is a list of events "
+        "(songs played, shows watched, mails, calendar entries, purchases, workouts, health summaries, places, "
+        "journal notes, chatbot conversations), each with start, end, source, kind, title, text and more "
+        "attributes.\n"
+        "A plan is one line of nested operator calls:\n" + ops + "\n"
+        "QUD(\"sub-question\") stands for a part to be planned later.\n"
+        "Rules: an attribute other than start, end, source, kind, title, text must be produced by EXTRACT, "
+        "MAP, GROUP_BY or UNNEST before it is read; e.start etc. are local time; write other attributes as "
+        "e[\"name\"]; use today() for relative dates (\"last year\" is year(today()) - 1). "
+        "GROUP_BY adds group and count. Functions: " + fns + ".\n"
+        "A follow-up is written as 'previous question | follow-up' and gets a complete plan.\n\n")
+
+
+def render_example(ex: Example) -> str:
+    return f"Q: {ex.question}\nP: {ex.plan}\n\n"
+
+
+def _replace_quds(node: PlanNode, fn: Callable[[Qud], PlanNode]) -> PlanNode:
+    """The tree with every Qud replaced by ``fn(qud)`` (frozen nodes: rebuilt)."""
+    if isinstance(node, Qud):
+        return fn(node)
+    spec = OPERATORS.get(node.OP)
+    if spec is None:
+        return node
+    changes = {}
+    for p in spec.params:
+        if p.kind is ParamKind.PLAN:
+            child = getattr(node, p.name)
+            new = _replace_quds(child, fn)
+            if new is not child:
+                changes[p.name] = new
+    return replace(node, **changes) if changes else node
+
+
+def _first_qud(node: PlanNode) -> Qud | None:
+    if isinstance(node, Qud):
+        return node
+    for child in node.children():
+        found = _first_qud(child)
+        if found is not None:
+            return found
+    return None
+
+
+class QudPlanner:
+    """Turns questions into validated plans with a :class:`~engine.protocols.Planner`."""
+
+    def __init__(self, llm: Planner, *, examples: Sequence[Example] = EXAMPLES, cache: PlanCache | None = None,
+                 max_steps: int = 6, retries: int = 2, max_tokens: int = 220):
+        self.llm = llm
+        self.examples = tuple(examples)
+        self.cache = cache if cache is not None else PlanCache()
+        self.max_steps = max_steps
+        self.retries = retries
+        self.max_tokens = max_tokens
+        self.prefix = instructions() + "".join(render_example(e) for e in self.examples)
+        self.grammar = plan_grammar()
+        self.llm_calls = 0
+
+    def warm_up(self) -> None:
+        """Evaluate the stable prefix now (the first question otherwise pays for it)."""
+        preload = getattr(self.llm, "preload", None)
+        if callable(preload):
+            preload(self.prefix)
+
+    def _step(self, question: str, temperature: float) -> str:
+        prompt = f"{self.prefix}Q: {question}\nP: "
+        self.llm_calls += 1
+        text = self.llm.complete(prompt, grammar=self.grammar, max_tokens=self.max_tokens, stop=["\n"],
+                                 temperature=temperature)
+        return text.strip()
+
+    def plan(self, question: str, *, previous: str | None = None,
+             progress: Callable[[str], None] | None = None,
+             cancel: threading.Event | None = None) -> PlannedQuestion:
+        asked = f"{previous} | {question}" if previous else question
+        t0 = time.perf_counter()
+        cached = self.cache.get(asked)
+        if cached is not None:
+            try:
+                node = parse_plan(cached)
+                if not validate_plan(node):
+                    return PlannedQuestion(asked, node, cached, cached=True, ms=(time.perf_counter() - t0) * 1000)
+            except PlanSyntaxError:
+                pass  # an old cache entry the current language rejects: plan afresh
+        failures: list[str] = []
+        calls_before = self.llm_calls
+        for attempt in range(self.retries + 1):
+            temperature = 0.0 if attempt == 0 else 0.4 + 0.2 * attempt
+            steps: list[tuple[str, str]] = []
+            try:
+                node = self._decompose(asked, temperature, steps, progress, cancel)
+            except PlanSyntaxError as exc:
+                failures.append(f"attempt {attempt + 1}: the model wrote an unparseable step ({exc})")
+                continue
+            except _TooManySteps as exc:
+                failures.append(f"attempt {attempt + 1}: {exc}")
+                continue
+            problems = validate_plan(node)
+            if problems:
+                failures.append(f"attempt {attempt + 1}: {print_plan(node)} — "
+                                + "; ".join(str(p) for p in problems[:3]))
+                continue
+            text = print_plan(node)
+            self.cache.put(asked, text)
+            return PlannedQuestion(asked, node, text, llm_calls=self.llm_calls - calls_before, steps=steps,
+                                   ms=(time.perf_counter() - t0) * 1000, attempts=attempt + 1)
+        raise PlanningError(f"no valid plan after {self.retries + 1} attempts", failures)
+
+    def _decompose(self, question: str, temperature: float, steps: list[tuple[str, str]],
+                   progress: Callable[[str], None] | None, cancel: threading.Event | None) -> PlanNode:
+        def check() -> None:
+            if cancel is not None and cancel.is_set():
+                raise PlanningCancelled()
+
+        check()
+        if progress:
+            progress(f"Planning step 1: {question}")
+        text = self._step(question, temperature)
+        steps.append((question, text))
+        node = parse_plan(text)
+        while (qud := _first_qud(node)) is not None:
+            if len(steps) >= self.max_steps:
+                raise _TooManySteps(f"still undecomposed after {self.max_steps} steps: {qud.question!r}")
+            check()
+            if progress:
+                progress(f"Planning step {len(steps) + 1}: {qud.question}")
+            sub_text = self._step(qud.question, temperature)
+            steps.append((qud.question, sub_text))
+            sub = parse_plan(sub_text)
+            target = qud
+            node = _replace_quds(node, lambda q: sub if q is target else q)
+        return node
+
+
+class _TooManySteps(Exception):
+    pass

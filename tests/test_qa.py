@@ -1,0 +1,107 @@
+"""The question engine end to end with a scripted planner LLM and no neural models:
+plan, execute over a real store, answer with evidence, say plainly what fails."""
+from __future__ import annotations
+
+import re
+import threading
+from datetime import date, datetime, timedelta, timezone
+
+import pytest
+
+from engine.answer import Answer
+from engine.ingest import import_paths
+from engine.operators import Models
+from engine.qa import HindsightEngine, is_follow_up
+from engine.qud import QudPlanner
+from importers.base import Entry, Event, Importer
+from importers.registry import Registry
+from tests.test_qud import ScriptedLLM
+
+UTC = timezone.utc
+
+
+def _store_with(store, tmp_path, events):
+    f = tmp_path / "export.txt"
+    f.write_text("x")
+    reg = Registry([Importer("fake", "Fake", "1", lambda e: 1.0, lambda e: iter(events))])
+    assert import_paths(store, [f], registry=reg).added == len(events)
+    return store
+
+
+def _workout(day: int, activity: str, km: float) -> Event:
+    start = datetime(2024, 3, day, 7, 0, tzinfo=UTC)
+    return Event(source="strava", kind="workout", start=start, end=start + timedelta(minutes=40),
+                 title=f"Morning {activity}", text=f"{activity.title()} workout, {km} km.",
+                 attributes={"activity": activity, "distance_km": km}, key=f"{day}-{activity}")
+
+
+@pytest.fixture
+def engine_over(store, tmp_path):
+    def make(events, script):
+        _store_with(store, tmp_path, events)
+        llm = ScriptedLLM(script)
+        return HindsightEngine(store, QudPlanner(llm), Models()), llm
+    return make
+
+
+def test_count_with_evidence_and_plan_tree(engine_over):
+    events = [_workout(d, "running", 5.0 + d) for d in (1, 3, 5)] + [_workout(2, "swimming", 1.0)]
+    eng, _ = engine_over(events, {"How many times did I go running in March 2024?": [
+        'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["activity"], attr_types=[str]), '
+        'filter=lambda e: e["activity"] == "running" and month(e.start) == 3), fct=len)']})
+    seen = []
+    ans = eng.ask("How many times did I go running in March 2024?", today=date(2024, 4, 1), progress=seen.append)
+    assert ans.ok, ans.answer_text
+    assert ans.answer == 3
+    assert ans.answer_text.startswith("3 (from 3 source events)")
+    assert len(ans.evidence) == 3
+    assert ans.plan.operator == "APPLY" and ans.plan.children[0].operator == "FILTER"
+    assert ans.plan.children[0].rows == 3
+    assert {p.stage for p in seen} >= {"planning", "executing", "done"}
+    assert ans.timings["total_ms"] >= ans.timings["planning_ms"]
+    assert ans.to_json()["plan"]["children"][0]["operator"] == "FILTER"
+
+
+def test_sum_of_extracted_amounts(engine_over):
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (8, 7.5), (15, 10.0))]
+    eng, _ = engine_over(events, {"How far did I run in total?": [
+        'SUM(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+        'attr_name="distance_km")']})
+    ans = eng.ask("How far did I run in total?", today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == pytest.approx(22.5)
+    assert "In total: 22.50" in ans.answer_text
+
+
+def test_nothing_found_is_said_plainly(engine_over):
+    eng, _ = engine_over([_workout(1, "running", 5.0)], {"What's the weather tomorrow?": [
+        'APPLY(l=RETRIEVE(query="weather forecast"), fct=len)']})
+    ans = eng.ask("What's the weather tomorrow?", today=date(2024, 4, 1))
+    assert not ans.ok and ans.answer is None
+    assert "found nothing in your data" in ans.answer_text and "weather forecast" in ans.answer_text
+
+
+def test_unplannable_question_says_what_was_tried(engine_over):
+    eng, _ = engine_over([_workout(1, "running", 5.0)], {"blorp": ['SUM(l=RETRIEVE(query="x"), attr_name="price")']})
+    ans = eng.ask("blorp", today=date(2024, 4, 1))
+    assert not ans.ok
+    assert "couldn't turn this question into a plan" in ans.answer_text and "price" in ans.answer_text
+
+
+def test_follow_up_uses_the_previous_question(engine_over):
+    events = [_workout(d, "running", 5.0) for d in (1, 2)]
+    eng, llm = engine_over(events, {
+        "How many runs in March?": ['APPLY(l=RETRIEVE(query="running"), fct=len)'],
+        "How many runs in March? | and in April?":
+            ['APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.start) == 4), fct=len)']})
+    first = eng.ask("How many runs in March?", today=date(2024, 5, 1))
+    second = eng.ask("and in April?", today=date(2024, 5, 1), history=[first])
+    assert first.answer == 2 and second.answer == 0
+    assert is_follow_up("what about books only?") and not is_follow_up("How many runs did I do in May?")
+
+
+def test_cancel_before_planning(engine_over):
+    eng, _ = engine_over([_workout(1, "running", 5.0)], {"q": ['APPLY(l=RETRIEVE(query="running"), fct=len)']})
+    cancel = threading.Event()
+    cancel.set()
+    ans = eng.ask("q", today=date(2024, 4, 1), cancel=cancel)
+    assert not ans.ok and ans.answer_text == "Cancelled."

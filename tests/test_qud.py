@@ -1,0 +1,126 @@
+"""QUD: recursive decomposition, validation and retries, the plan cache, and the
+example library."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from engine.plan import parse_plan, print_plan, validate_plan
+from engine.plan.spec import OPERATORS
+from engine.qud import PlanCache, PlanningError, QudPlanner
+from engine.qud.examples import EXAMPLES
+
+
+class ScriptedLLM:
+    """A fake Planner: answers each prompt's last question from a script."""
+
+    def __init__(self, script: dict[str, list[str]]):
+        self.script = {k: list(v) for k, v in script.items()}
+        self.prompts: list[str] = []
+        self.temperatures: list[float] = []
+
+    def complete(self, prompt, *, grammar=None, max_tokens=256, stop=(), temperature=0.0):
+        assert grammar and "root" in grammar
+        self.prompts.append(prompt)
+        self.temperatures.append(temperature)
+        question = re.findall(r"\nQ: (.*)\nP: $", prompt)[0]
+        answers = self.script[question]
+        return answers.pop(0) if len(answers) > 1 else answers[0]
+
+    def close(self):
+        pass
+
+
+def test_recursive_decomposition_fills_every_qud():
+    llm = ScriptedLLM({
+        "How many runs did I do in March 2024?":
+            ['APPLY(l=QUD("my runs in March 2024"), fct=len)'],
+        "my runs in March 2024":
+            ['FILTER(l=QUD("my runs"), filter=lambda e: year(e.start) == 2024 and month(e.start) == 3)'],
+        "my runs": ['RETRIEVE(query="running")'],
+    })
+    planner = QudPlanner(llm)
+    planned = planner.plan("How many runs did I do in March 2024?")
+    assert planned.plan_text == ('APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: '
+                                 'year(e.start) == 2024 and month(e.start) == 3), fct=len)')
+    assert planned.llm_calls == 3
+    assert [q for q, _ in planned.steps] == ["How many runs did I do in March 2024?", "my runs in March 2024",
+                                             "my runs"]
+    # every call shares one stable prefix (llama.cpp reuses its KV cache) and carries
+    # nothing but the question
+    assert all(p.startswith(planner.prefix) for p in llm.prompts)
+    assert llm.prompts[2][len(planner.prefix):] == "Q: my runs\nP: "
+
+
+def test_invalid_plan_is_retried_warmer_then_accepted():
+    llm = ScriptedLLM({"What did I spend on books?": [
+        'SUM(l=RETRIEVE(query="books"), attr_name="price")',  # price is never extracted
+        'SUM(l=EXTRACT(l=RETRIEVE(query="books"), attr_names=["price"], attr_types=[float]), attr_name="price")',
+    ]})
+    planned = QudPlanner(llm).plan("What did I spend on books?")
+    assert planned.attempts == 2
+    assert llm.temperatures[0] == 0.0 and llm.temperatures[1] > 0
+    assert validate_plan(planned.plan) == []
+
+
+def test_no_valid_plan_raises_with_what_was_tried():
+    llm = ScriptedLLM({"gibberish": ['SUM(l=RETRIEVE(query="x"), attr_name="price")']})
+    with pytest.raises(PlanningError) as info:
+        QudPlanner(llm, retries=1).plan("gibberish")
+    assert len(info.value.attempts) == 2
+    assert "price" in info.value.attempts[0]
+
+
+def test_runaway_decomposition_is_bounded():
+    llm = ScriptedLLM({"loop": ['APPLY(l=QUD("loop"), fct=len)']})
+    with pytest.raises(PlanningError, match="no valid plan"):
+        QudPlanner(llm, max_steps=4, retries=0).plan("loop")
+
+
+def test_plan_cache_reuses_plans_for_the_same_question(tmp_path):
+    llm = ScriptedLLM({"how many runs": ['APPLY(l=RETRIEVE(query="running"), fct=len)']})
+    cache = PlanCache(tmp_path / "plans.json")
+    planner = QudPlanner(llm, cache=cache)
+    planner.plan("how many runs")
+    again = planner.plan("  How many RUNS? ")
+    assert again.cached and len(llm.prompts) == 1
+    assert cache.hits == 1 and cache.misses == 1
+    # persisted: a new planner (next app start) hits too
+    fresh = QudPlanner(ScriptedLLM({}), cache=PlanCache(tmp_path / "plans.json"))
+    assert fresh.plan("how many runs").cached
+
+
+def test_follow_up_is_planned_with_the_previous_question():
+    llm = ScriptedLLM({"How many runs in 2024? | and in 2023?":
+                       ['APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), fct=len)']})
+    planned = QudPlanner(llm).plan("and in 2023?", previous="How many runs in 2024?")
+    assert "2023" in planned.plan_text
+
+
+def test_example_library_is_large_valid_and_covers_every_operator():
+    assert len(EXAMPLES) >= 60
+    used = set()
+    for ex in EXAMPLES:
+        node = parse_plan(ex.plan)
+        assert validate_plan(node) == [], ex.question
+        assert print_plan(node) == ex.plan, ex.question
+        used |= set(re.findall(r"\b([A-Z_]{3,})\(", ex.plan))
+    assert set(OPERATORS) <= used
+    tags = {t for ex in EXAMPLES for t in ex.tags}
+    assert {"join", "overlap", "unnest", "relative", "weekday", "hour", "sum", "followup"} <= tags
+
+
+def test_no_example_is_a_benchmark_test_question():
+    from engine.synth.questions import templates
+
+    def norm(s: str) -> str:
+        return re.sub(r"[^a-z ]", "", re.sub(r"\{[^}]*\}", "", s.lower())).split()
+
+    test_texts = set()
+    for t in templates("test"):
+        for variant in getattr(t, "texts", None) or [getattr(t, "text", "")]:
+            test_texts.add(" ".join(norm(variant)))
+    assert test_texts, "the benchmark exposes its test templates"
+    for ex in EXAMPLES:
+        assert " ".join(norm(ex.question.split(" | ")[0])) not in test_texts, ex.question

@@ -1,0 +1,126 @@
+"""OTX: execute a plan over the event store.
+
+``execute(plan, store, models, today=...)`` parses (if given text) and validates
+the plan, runs its operators bottom-up through the operator registry, and returns
+a :class:`Result`: the exact answer, its evidence (the ids of the events it was
+computed from) and, per plan node, row counts, milliseconds and remarks for the
+GUI's plan tree. Cancellation is checked between operators and inside long loops.
+An operator that fails stops the run with an :class:`ExecutionError` in plain
+language; no value is ever made up. This module never writes the store.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import date
+from typing import Any
+
+from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorError, OperatorRegistry,
+                              RetrieveSettings, Scalar, UnknownOperatorError, default_registry)
+from engine.plan import check_plan, parse_plan
+from engine.plan.nodes import PlanNode, iter_nodes
+from engine.plan.printer import print_plan
+from engine.plan.rows import Row
+from engine.plan.spec import OPERATORS, ParamKind
+
+log = logging.getLogger(__name__)
+
+
+class ExecutionError(RuntimeError):
+    """The plan could not be executed; ``path`` and ``operator`` say where."""
+
+    def __init__(self, message: str, *, path: str = "", operator: str = ""):
+        self.path = path
+        self.operator = operator
+        super().__init__(message)
+
+
+@dataclass(slots=True)
+class NodeStats:
+    path: str
+    operator: str
+    plan: str          # the node's canonical text
+    rows: int | None = None
+    ms: float | None = None
+    status: str = "pending"  # pending | running | done | failed | cancelled
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass(slots=True)
+class Result:
+    value: Any                  # the answer: a scalar, or the list of rows
+    evidence: tuple[str, ...]   # ids of the events the answer derives from
+    rows: list[Row] | None      # when the plan ends in a list of rows
+    nodes: list[NodeStats]
+    note: str = ""
+    ms: float = 0.0
+
+
+ProgressCallback = Callable[[NodeStats], None]
+
+
+def execute(plan: str | PlanNode, store, models: Models | None = None, *, today: date,
+            progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
+            index=None, registry: OperatorRegistry | None = None,
+            retrieve_settings: RetrieveSettings | None = None) -> Result:
+    """Run ``plan`` over ``store``. ``today`` is the date questions are asked on
+    (fixed for benchmarks). Raises PlanSyntaxError/PlanValidationError for a bad
+    plan, ExecutionError when an operator fails, ExecutionCancelled on cancel."""
+    node = parse_plan(plan) if isinstance(plan, str) else plan
+    check_plan(node)
+    registry = registry or default_registry()
+    ctx = OperatorContext(store=store, models=models or Models(), today=today, cancel=cancel, index=index,
+                          retrieve=retrieve_settings or RetrieveSettings())
+    stats = {path: NodeStats(path, n.OP, print_plan(n)) for path, n in iter_nodes(node)}
+    t0 = time.perf_counter()
+    out = _run(node, "0", ctx, registry, stats, progress)
+    ms = (time.perf_counter() - t0) * 1000
+    ordered = list(stats.values())
+    if isinstance(out, Scalar):
+        return Result(out.value, tuple(sorted(out.ids)), None, ordered, out.note, ms)
+    ids = frozenset().union(*(r.ids for r in out)) if out else frozenset()
+    return Result(out, tuple(sorted(ids)), out, ordered, "", ms)
+
+
+def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegistry,
+         stats: dict[str, NodeStats], progress: ProgressCallback | None):
+    ctx.check_cancel()
+    spec = OPERATORS[node.OP]
+    inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress)
+              for p in spec.params if p.kind is ParamKind.PLAN]
+    ctx.check_cancel()
+    st = stats[path]
+    st.status = "running"
+    if progress:
+        progress(st)
+    try:
+        impl = registry.get(node.OP)
+    except UnknownOperatorError as exc:
+        raise ExecutionError(str(exc), path=path, operator=node.OP) from exc
+    ctx.notes = []
+    t0 = time.perf_counter()
+    try:
+        out = impl(node, *inputs, ctx)
+    except ExecutionCancelled:
+        st.status = "cancelled"
+        if progress:
+            progress(st)
+        raise
+    except OperatorError as exc:
+        st.status, st.notes = "failed", [*ctx.notes, str(exc)]
+        if progress:
+            progress(st)
+        raise ExecutionError(f"step {node.OP} failed: {exc}", path=path, operator=node.OP) from exc
+    st.ms = (time.perf_counter() - t0) * 1000
+    st.rows = 1 if isinstance(out, Scalar) else len(out)
+    st.notes = list(ctx.notes)
+    if isinstance(out, Scalar) and out.note:
+        st.notes.append(out.note)
+    st.status = "done"
+    log.debug("%s %s: %s rows in %.1f ms", path, node.OP, st.rows, st.ms)
+    if progress:
+        progress(st)
+    return out

@@ -1,0 +1,86 @@
+"""What every operator implementation receives: the store, the models, the
+execution date, cancellation, and the shape of a single-value result.
+
+Implementations raise :class:`OperatorError` with a plain-language message when they
+cannot compute an answer; they never substitute a guessed value. This module must
+not import Qt or load models.
+"""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from datetime import date
+from typing import TYPE_CHECKING, Any
+
+from engine.plan.expr import EvalContext
+from engine.protocols import Extractor, PatternClassifier, Reranker, SparseEncoder
+
+if TYPE_CHECKING:
+    from engine.retrieval.index import RetrievalIndex
+    from engine.store import EventStore
+
+
+class OperatorError(RuntimeError):
+    """An operator failed; the message says which and why, in words a user can read."""
+
+    def __init__(self, operator: str, message: str):
+        self.operator = operator
+        super().__init__(f"{operator}: {message}")
+
+
+class ExecutionCancelled(Exception):
+    """The user cancelled the question."""
+
+
+@dataclass(frozen=True, slots=True)
+class Models:
+    """The models OTX uses; any may be missing (``None``), and operators say what
+    they did without it."""
+
+    sparse: SparseEncoder | None = None
+    patterns: PatternClassifier | None = None
+    reranker: Reranker | None = None
+    extractor: Extractor | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class RetrieveSettings:
+    fts_candidates: int = 1000
+    sparse_candidates: int = 1000
+    min_support_fraction: float = 0.05  # a pattern must cover this share of candidates
+    max_patterns: int = 40
+    rerank_threshold: float = 0.5
+    rerank_batch: int = 64
+    merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
+
+
+@dataclass(frozen=True, slots=True)
+class Scalar:
+    """A single value with the ids of the events it was computed from."""
+
+    value: Any
+    ids: frozenset[str]
+    note: str = ""
+
+
+
+@dataclass
+class OperatorContext:
+    store: "EventStore"
+    models: Models
+    today: date
+    cancel: threading.Event | None = None
+    index: "RetrievalIndex | None" = None
+    retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
+    notes: list[str] = field(default_factory=list)  # per-node remarks, collected by the executor
+
+    @property
+    def eval(self) -> EvalContext:
+        return EvalContext(self.today)
+
+    def check_cancel(self) -> None:
+        if self.cancel is not None and self.cancel.is_set():
+            raise ExecutionCancelled()
+
+    def note(self, text: str) -> None:
+        self.notes.append(text)

@@ -1,0 +1,206 @@
+"""EXTRACT: add typed attributes to rows.
+
+When at least 70% of the first 50 rows map the requested key to the same existing
+attribute (by name, by a known synonym such as "date" -> start or "amount" ->
+total, or because the Extractor's answer equals that attribute's value), the
+mapping is frozen and applied to every row without model calls. Otherwise the
+Extractor protocol is asked, in batches. Values are converted to the requested
+type; a value that cannot be converted becomes null, never a guess.
+"""
+from __future__ import annotations
+
+import logging
+import re
+from collections import Counter
+from datetime import date, datetime, timezone
+from typing import Any
+
+from dateutil import parser as dateparser
+
+from engine.operators.context import OperatorContext, OperatorError
+from engine.plan.nodes import Extract
+from engine.plan.rows import Row
+from engine.plan.spec import EVENT_ATTRIBUTES
+from engine.retrieval.verbalise import key_values, verbalise
+
+log = logging.getLogger(__name__)
+
+SAMPLE = 50
+FREEZE_SHARE = 0.7
+BATCH = 32
+
+# Requested key -> attributes that usually hold it, best first.
+SYNONYMS: dict[str, tuple[str, ...]] = {
+    "date": ("start",), "day": ("start",), "when": ("start",), "time": ("start",), "datetime": ("start",),
+    "timestamp": ("start",), "start_time": ("start",), "start_date": ("start",), "begin": ("start",),
+    "end_time": ("end",), "end_date": ("end",), "until": ("end",),
+    "amount": ("total", "amount", "price", "cost", "value"), "price": ("price", "total", "amount", "cost"),
+    "cost": ("cost", "total", "amount", "price"), "total": ("total", "amount", "price"),
+    "spent": ("total", "amount", "price"), "paid": ("total", "amount", "price"),
+    "artist": ("artist", "artist_name", "performer"), "singer": ("artist",), "band": ("artist",),
+    "song": ("track", "song", "title"), "track": ("track", "song"), "song_title": ("track",),
+    "album": ("album",), "podcast": ("show",), "show": ("show", "series"),
+    "name": ("title", "name"), "type": ("kind", "type"), "category": ("category", "kind"),
+    "activity": ("activity", "activity_type", "workout_type", "kind"),
+    "location": ("location", "place", "city"), "place": ("place", "location"),
+    "city": ("city", "location"), "country": ("country",),
+    "distance": ("distance_km", "distance", "distance_m"), "subject": ("subject", "title"),
+}
+
+
+def _norm(key: str) -> str:
+    return re.sub(r"[\s\-]+", "_", key.strip().lower())
+
+
+def _candidates(key: str) -> list[str]:
+    k = _norm(key)
+    return list(dict.fromkeys((k, *SYNONYMS.get(k, ()), k.rstrip("s"))))
+
+
+def _lookup(row: Row, attr: str) -> Any:
+    if attr in EVENT_ATTRIBUTES and row.has(attr):
+        return row.get(attr)
+    if attr in row.raw:
+        return row.raw[attr]
+    norm = {_norm(k): k for k in row.raw}
+    if attr in norm:
+        return row.raw[norm[attr]]
+    return None
+
+
+def _has(row: Row, attr: str) -> bool:
+    if attr in EVENT_ATTRIBUTES:
+        return row.get(attr) not in (None, "")
+    return _lookup(row, attr) not in (None, "")
+
+
+def _name_mapping(row: Row, key: str) -> str | None:
+    for attr in _candidates(key):
+        if _has(row, attr):
+            return attr
+    return None
+
+
+def _text(row: Row) -> str:
+    return verbalise(key_values(row.get("source") or "", row.get("kind") or "", row.get("title"),
+                                row.get("text"), row.raw))
+
+
+_AMOUNT = re.compile(r"[-+]?\d[\d.,' ]*")
+
+
+def parse_number(text: str) -> float | None:
+    """"€12.50" -> 12.5, "1.234,50 EUR" -> 1234.5, "1,234.50" -> 1234.5, "-3" -> -3."""
+    m = _AMOUNT.search(text.replace("\u2212", "-"))
+    if not m:
+        return None
+    s = m.group(0).strip().replace(" ", "").replace("'", "")
+    if "," in s and "." in s:
+        # the later separator is the decimal point
+        s = s.replace(".", "").replace(",", ".") if s.rfind(",") > s.rfind(".") else s.replace(",", "")
+    elif "," in s:
+        head, _, tail = s.rpartition(",")
+        s = s.replace(",", "") if len(tail) == 3 and head else s.replace(",", ".")
+    try:
+        return float(s)
+    except ValueError:
+        return None
+
+
+def coerce(value: Any, kind: str, row: Row | None = None) -> Any:
+    """``value`` as ``kind``; None when it cannot be converted."""
+    if value is None or value == "":
+        return None
+    try:
+        if kind == "str":
+            if isinstance(value, (date, datetime)):
+                return value.isoformat()
+            return value if isinstance(value, str) else str(value)
+        if kind in ("int", "float"):
+            if isinstance(value, bool):
+                n: float | None = float(value)
+            elif isinstance(value, (int, float)):
+                n = float(value)
+            else:
+                n = parse_number(str(value))
+            if n is None:
+                return None
+            return int(round(n)) if kind == "int" else n
+        if kind == "bool":
+            if isinstance(value, bool):
+                return value
+            s = str(value).strip().lower()
+            return True if s in ("true", "yes", "1", "y") else False if s in ("false", "no", "0", "n") else None
+        if kind in ("date", "datetime"):
+            if isinstance(value, datetime):
+                dt = value
+            elif isinstance(value, date):
+                return value if kind == "date" else datetime(value.year, value.month, value.day)
+            else:
+                dt = dateparser.parse(str(value))
+            if dt.tzinfo is None:
+                # a time read from text is local time, as the row's own start is
+                ref = row.get("start") if row is not None else None
+                dt = dt.replace(tzinfo=ref.tzinfo if isinstance(ref, datetime) else timezone.utc)
+            return dt.date() if kind == "date" else dt
+    except (ValueError, OverflowError, TypeError) as exc:
+        log.debug("cannot read %r as %s: %s", value, kind, exc)
+        return None
+    raise OperatorError("EXTRACT", f"unknown type {kind!r}")
+
+
+def _same(a: Any, b: Any) -> bool:
+    if a is None or b is None:
+        return False
+    if isinstance(b, datetime):
+        return str(a).strip()[:10] == b.date().isoformat()
+    return str(a).strip().lower() == str(b).strip().lower()
+
+
+def extract(node: Extract, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    if len(node.attr_names) != len(node.attr_types):
+        raise OperatorError("EXTRACT", "give one type per attribute name")
+    columns: dict[str, list[Any]] = {}
+    for key, kind in zip(node.attr_names, node.attr_types):
+        ctx.check_cancel()
+        columns[key] = _extract_one(key, kind, rows, ctx)
+    return [row.with_values(**{k: columns[k][i] for k in columns}) for i, row in enumerate(rows)]
+
+
+def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> list[Any]:
+    if not rows:
+        return []
+    sample = rows[:SAMPLE]
+    per_row = [_name_mapping(r, key) for r in sample]
+    unmapped = [i for i, m in enumerate(per_row) if m is None]
+    extractor = ctx.models.extractor
+    named = Counter(m for m in per_row if m is not None)
+    if unmapped and extractor is not None and (not named or named.most_common(1)[0][1] < FREEZE_SHARE * len(sample)):
+        # ask the model for the sample only, and see which attribute its answers equal
+        answers = extractor.extract([(key, _text(sample[i])) for i in unmapped])
+        for i, ans in zip(unmapped, answers):
+            r = sample[i]
+            for attr in (*EVENT_ATTRIBUTES, *r.raw):
+                if _same(ans, _lookup(r, attr)):
+                    per_row[i] = attr
+                    break
+    counts = Counter(m for m in per_row if m is not None)
+    if counts:
+        attr, n = counts.most_common(1)[0]
+        if n >= FREEZE_SHARE * len(sample):
+            ctx.note(f"EXTRACT {key!r}: frozen mapping to {attr!r} ({n}/{len(sample)} of the sample)")
+            return [coerce(_lookup(r, attr), kind, r) for r in rows]
+    if extractor is None:
+        raise OperatorError("EXTRACT", (
+            f"the events have no attribute that holds {key!r} (looked for {', '.join(_candidates(key))}) "
+            "and no extraction model is loaded"))
+    ctx.note(f"EXTRACT {key!r}: no attribute holds it for {FREEZE_SHARE:.0%} of the sample; asked the extractor")
+    out: list[Any] = []
+    for i in range(0, len(rows), BATCH):
+        ctx.check_cancel()
+        batch = rows[i:i + BATCH]
+        answers = extractor.extract([(key, _text(r)) for r in batch])
+        if len(answers) != len(batch):
+            raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(batch)} events")
+        out.extend(coerce(a.strip() if isinstance(a, str) else a, kind, r) for a, r in zip(answers, batch))
+    return out

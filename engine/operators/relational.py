@@ -1,0 +1,168 @@
+"""FILTER, GROUP_BY, MAP, APPLY, UNNEST, ARGMIN/ARGMAX and SUM/AVG/MIN/MAX over
+rows, with SQL semantics on empty inputs and nulls: SUM of nothing is 0, AVG, MIN
+and MAX of nothing are null, len of nothing is 0, nulls are skipped by aggregates
+and a comparison with null is not true. Every result carries the ids of the
+events it was computed from. A failing expression stops the operator with a
+message naming the event, never a substituted value.
+"""
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from engine.operators.context import OperatorContext, OperatorError, Scalar
+from engine.plan.expr import EvalError, Lambda, call_lambda
+from engine.plan import nodes as N
+from engine.plan.rows import Row
+
+_CHECK_EVERY = 2000
+
+
+def _call(op: str, fn: Lambda, row: Row, ctx: OperatorContext) -> Any:
+    try:
+        return call_lambda(fn, (row,), ctx.eval)
+    except EvalError as exc:
+        raise OperatorError(op, f"failed on event(s) {', '.join(sorted(row.ids)[:3])}: {exc}") from exc
+
+
+def filter_rows(node: N.Filter, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    out = []
+    for i, row in enumerate(rows):
+        if i % _CHECK_EVERY == 0:
+            ctx.check_cancel()
+        if _call("FILTER", node.filter, row, ctx):
+            out.append(row)
+    return out
+
+
+def _hashable(v: Any) -> Any:
+    if isinstance(v, list):
+        return ("__list__", tuple(_hashable(x) for x in v))
+    if isinstance(v, Row):
+        return ("__row__", tuple(sorted(v.ids)))
+    if isinstance(v, dict):
+        return ("__dict__", tuple(sorted((k, _hashable(x)) for k, x in v.items())))
+    return v
+
+
+def group_by(node: N.GroupBy, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    groups: dict[tuple, list[Row]] = {}
+    keys: dict[tuple, tuple] = {}
+    for i, row in enumerate(rows):
+        if i % _CHECK_EVERY == 0:
+            ctx.check_cancel()
+        for a in node.attr_names:
+            if not row.has(a):
+                raise OperatorError("GROUP_BY", f"event(s) {', '.join(sorted(row.ids)[:3])} have no attribute {a!r}")
+        key = tuple(row.get(a) for a in node.attr_names)
+        h = tuple(_hashable(k) for k in key)  # null is one group, as in SQL
+        groups.setdefault(h, []).append(row)
+        keys.setdefault(h, key)
+    out = []
+    for h, members in groups.items():
+        values = dict(zip(node.attr_names, keys[h]))
+        values["group"] = members
+        values["count"] = len(members)
+        out.append(Row(values, frozenset().union(*(m.ids for m in members))))
+    return out
+
+
+def map_rows(node: N.Map, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    out = []
+    for i, row in enumerate(rows):
+        if i % _CHECK_EVERY == 0:
+            ctx.check_cancel()
+        out.append(row.with_values(**{node.res_name: _call("MAP", node.fct, row, ctx)}))
+    return out
+
+
+def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
+    ids = frozenset().union(*(r.ids for r in rows)) if rows else frozenset()
+    if node.fct == "len":
+        return Scalar(len(rows), ids)
+    if isinstance(node.fct, Lambda):
+        try:
+            return Scalar(call_lambda(node.fct, (rows,), ctx.eval), ids)
+        except EvalError as exc:
+            raise OperatorError("APPLY", str(exc)) from exc
+    raise OperatorError("APPLY", f"unknown function {node.fct!r}")
+
+
+def unnest(node: N.Unnest, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    out = []
+    for row in rows:
+        items = row.get(node.nested_attr_name)
+        if items is None:
+            continue  # unnesting null gives no rows, as in SQL
+        if not isinstance(items, (list, tuple)):
+            raise OperatorError("UNNEST", f"{node.nested_attr_name!r} of event(s) "
+                                          f"{', '.join(sorted(row.ids)[:3])} is not a list but {items!r}")
+        for item in items:
+            new = row.with_values(**{node.unnested_attr_name: item})
+            if isinstance(item, Row):
+                new = Row(new.values, item.ids, item.raw)
+            out.append(new)
+    return out
+
+
+def _ordering_error(op: str, a: Any, b: Any) -> OperatorError:
+    return OperatorError(op, f"cannot order {type(a).__name__} {a!r} against {type(b).__name__} {b!r}")
+
+
+def arg_extreme(node: N.ArgMin | N.ArgMax, rows: list[Row], ctx: OperatorContext) -> Scalar:
+    op = node.OP
+    best: list[Row] = []
+    best_val: Any = None
+    for row in rows:
+        v = row.get(node.val_attr_name)
+        if v is None:
+            continue
+        if not best:
+            best, best_val = [row], v
+            continue
+        try:
+            better = v > best_val if op == "ARGMAX" else v < best_val
+            equal = v == best_val
+        except TypeError:
+            raise _ordering_error(op, v, best_val) from None
+        if better:
+            best, best_val = [row], v
+        elif equal:
+            best.append(row)
+    if not best:
+        return Scalar(None, frozenset(), "no row has a value")
+    winner = best[0]
+    note = ""
+    if len(best) > 1:
+        note = (f"tie at {best_val!r} between " +
+                ", ".join(repr(r.get(node.arg_attr_name)) for r in best[:5]) + "; the first is shown")
+    return Scalar(winner.get(node.arg_attr_name), winner.ids, note)
+
+
+def aggregate(node: N.Sum | N.Avg | N.Min | N.Max, rows: list[Row], ctx: OperatorContext) -> Scalar:
+    op = node.OP
+    present = [(r.get(node.attr_name), r) for r in rows if r.get(node.attr_name) is not None]
+    ids = frozenset().union(*(r.ids for _, r in present)) if present else frozenset()
+    values = [v for v, _ in present]
+    if op in ("SUM", "AVG"):
+        for v, r in present:
+            if isinstance(v, bool) or not isinstance(v, (int, float, timedelta)):
+                raise OperatorError(op, f"{node.attr_name!r} of event(s) {', '.join(sorted(r.ids)[:3])} "
+                                        f"is {v!r}, not a number")
+        if not values:
+            return Scalar(0 if op == "SUM" else None, ids)
+        try:
+            total = sum(values[1:], values[0])
+        except TypeError:
+            raise OperatorError(op, f"cannot add {node.attr_name!r} values of different kinds") from None
+        return Scalar(total if op == "SUM" else total / len(values), ids)
+    if not values:
+        return Scalar(None, ids)
+    try:
+        best = min(values) if op == "MIN" else max(values)
+    except TypeError:
+        raise OperatorError(op, f"{node.attr_name!r} values cannot be ordered: "
+                                f"{sorted({type(v).__name__ for v in values})}") from None
+    # the evidence of a minimum or maximum is the row(s) that hold it
+    holders = frozenset().union(*(r.ids for v, r in present if v == best))
+    return Scalar(best, holders)

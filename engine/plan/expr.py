@@ -1,0 +1,456 @@
+"""Plan expressions: the typed tree of a lambda body or a JOIN condition, and a
+small interpreter for it.
+
+Expressions are built by ``engine.plan.parse`` from a whitelisted subset of Python
+syntax and evaluated here node by node. This module must never call eval, exec or
+compile, never use getattr on values, and never call anything not in
+``spec.FUNCTIONS``: a plan written by a model is data, not code.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import date as Date, datetime as DateTime, timedelta
+from typing import Any
+
+from engine.plan.rows import Row
+from engine.plan.spec import VALUE_ATTRIBUTES
+
+
+MAX_REPEAT = 100_000
+
+
+class EvalError(ValueError):
+    """An expression could not be evaluated on a row (wrong types, missing attribute)."""
+
+
+# ---- nodes --------------------------------------------------------------------------
+class Expr:
+    __slots__ = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Const(Expr):
+    value: Any  # str, int, float, bool or None
+
+
+@dataclass(frozen=True, slots=True)
+class Var(Expr):
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class GetAttr(Expr):
+    obj: Expr
+    name: str
+
+
+@dataclass(frozen=True, slots=True)
+class GetItem(Expr):
+    obj: Expr
+    key: Const
+
+
+@dataclass(frozen=True, slots=True)
+class Call(Expr):
+    func: str
+    args: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class BinOp(Expr):
+    op: str  # + - * / // %
+    left: Expr
+    right: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class Unary(Expr):
+    op: str  # not, -
+    operand: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class BoolOp(Expr):
+    op: str  # and, or
+    values: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Compare(Expr):
+    left: Expr
+    ops: tuple[str, ...]  # == != < <= > >= in "not in" is "is not"
+    comparators: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class IfElse(Expr):
+    test: Expr
+    body: Expr
+    orelse: Expr
+
+
+@dataclass(frozen=True, slots=True)
+class ListLit(Expr):
+    items: tuple[Expr, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Lambda(Expr):
+    params: tuple[str, ...]
+    body: Expr
+
+
+def walk(expr: Expr):
+    """Every node of an expression, pre-order."""
+    yield expr
+    children: tuple = ()
+    if isinstance(expr, (GetAttr, GetItem)):
+        children = (expr.obj,)
+    elif isinstance(expr, Call):
+        children = expr.args
+    elif isinstance(expr, BinOp):
+        children = (expr.left, expr.right)
+    elif isinstance(expr, Unary):
+        children = (expr.operand,)
+    elif isinstance(expr, BoolOp):
+        children = expr.values
+    elif isinstance(expr, Compare):
+        children = (expr.left, *expr.comparators)
+    elif isinstance(expr, IfElse):
+        children = (expr.test, expr.body, expr.orelse)
+    elif isinstance(expr, ListLit):
+        children = expr.items
+    elif isinstance(expr, Lambda):
+        children = (expr.body,)
+    for child in children:
+        yield from walk(child)
+
+
+def attributes_read(expr: Expr, var: str) -> set[str]:
+    """Row attributes read from variable ``var`` (``e.artist``, ``e["artist"]``)."""
+    out: set[str] = set()
+    for node in walk(expr):
+        if isinstance(node, GetAttr) and isinstance(node.obj, Var) and node.obj.name == var:
+            out.add(node.name)
+        elif (isinstance(node, GetItem) and isinstance(node.obj, Var) and node.obj.name == var
+              and isinstance(node.key.value, str)):
+            out.add(node.key.value)
+    return out
+
+
+# ---- evaluation ---------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class EvalContext:
+    today: Date
+
+
+def _local_midnight(d: Date, like: DateTime) -> DateTime:
+    return DateTime(d.year, d.month, d.day, tzinfo=like.tzinfo)
+
+
+def _align(a: Any, b: Any) -> tuple[Any, Any]:
+    """Make dates, naive and aware datetimes comparable: a date is local midnight,
+    a naive datetime is local time in the other side's offset."""
+    if isinstance(a, DateTime) and isinstance(b, DateTime):
+        if (a.tzinfo is None) != (b.tzinfo is None):
+            if a.tzinfo is None:
+                a = a.replace(tzinfo=b.tzinfo)
+            else:
+                b = b.replace(tzinfo=a.tzinfo)
+        return a, b
+    if isinstance(a, DateTime) and isinstance(b, Date):
+        return a, _local_midnight(b, a)
+    if isinstance(b, DateTime) and isinstance(a, Date):
+        return _local_midnight(a, b), b
+    return a, b
+
+
+def _compare(op: str, a: Any, b: Any) -> bool:
+    if op == "is":
+        return a is None if b is None else a is b
+    if op == "is not":
+        return a is not None if b is None else a is not b
+    if op in ("in", "not in"):
+        if a is None or b is None:
+            return False
+        if isinstance(b, str):
+            # people ask for "love" in a title without caring about case
+            found = isinstance(a, str) and a.lower() in b.lower()
+        else:
+            found = a in b
+        return found if op == "in" else not found
+    if a is None or b is None:
+        # SQL semantics: a comparison with null is not true
+        return False
+    a, b = _align(a, b)
+    try:
+        if op == "==":
+            return a == b
+        if op == "!=":
+            return a != b
+        if op == "<":
+            return a < b
+        if op == "<=":
+            return a <= b
+        if op == ">":
+            return a > b
+        if op == ">=":
+            return a >= b
+    except TypeError as exc:
+        raise EvalError(f"cannot compare {type(a).__name__} {a!r} with {type(b).__name__} {b!r}") from exc
+    raise EvalError(f"unknown comparison {op}")
+
+
+def _arith(op: str, a: Any, b: Any) -> Any:
+    if a is None or b is None:
+        return None
+    a, b = _align(a, b) if isinstance(a, (Date, DateTime)) and isinstance(b, (Date, DateTime)) else (a, b)
+    try:
+        if op == "+":
+            return a + b
+        if op == "-":
+            return a - b
+        if op == "*":
+            # "x" * 10**11 would exhaust memory: repeated text or lists stay small
+            seq, n = (a, b) if isinstance(a, (str, list)) else (b, a)
+            if isinstance(seq, (str, list)) and isinstance(n, int) and len(seq) * max(n, 0) > MAX_REPEAT:
+                raise EvalError(f"repeating a text or list {n} times is too large")
+            return a * b
+        if op == "/":
+            if isinstance(b, (int, float)) and b == 0:
+                return None  # SQL: division by zero gives null
+            return a / b
+        if op == "//":
+            return None if b == 0 else a // b
+        if op == "%":
+            return None if b == 0 else a % b
+    except TypeError as exc:
+        raise EvalError(f"cannot compute {type(a).__name__} {op} {type(b).__name__}") from exc
+    except OverflowError as exc:
+        raise EvalError(f"{a!r} {op} {b!r} is out of range") from exc
+    raise EvalError(f"unknown operator {op}")
+
+
+def _as_datetime_parts(x: Any, what: str) -> Date:
+    if isinstance(x, (Date, DateTime)):
+        return x
+    raise EvalError(f"{what}() needs a date or datetime, got {type(x).__name__} {x!r}")
+
+
+def _row_span(r: Any, what: str) -> tuple[DateTime, DateTime]:
+    if not isinstance(r, Row):
+        raise EvalError(f"{what}() compares rows (e.g. {what}(i1, i2)), got {type(r).__name__}")
+    s, e = r.get("start"), r.get("end")
+    if s is None:
+        raise EvalError(f"{what}(): a row has no start")
+    return s, (e if e is not None else s)
+
+
+def spans_overlap(s1: DateTime, e1: DateTime, s2: DateTime, e2: DateTime) -> bool:
+    """Positive-length spans overlap when they share more than an instant; a point
+    event overlaps a span that contains it (ends included)."""
+    lo, hi = max(s1, s2), min(e1, e2)
+    return lo < hi or (lo == hi and (s1 == e1 or s2 == e2))
+
+
+def _fn_date(ctx: EvalContext, *args: Any) -> Any:
+    if len(args) == 1:
+        x = args[0]
+        if isinstance(x, DateTime):
+            return x.date()
+        if isinstance(x, Date):
+            return x
+        raise EvalError(f"date() needs a datetime, got {type(x).__name__} {x!r}")
+    try:
+        return Date(*(int(a) for a in args))
+    except (TypeError, ValueError) as exc:
+        raise EvalError(f"date{args}: {exc}") from exc
+
+
+def _fn_datetime(ctx: EvalContext, *args: Any) -> Any:
+    try:
+        return DateTime(*(int(a) for a in args))
+    except (TypeError, ValueError) as exc:
+        raise EvalError(f"datetime{args}: {exc}") from exc
+
+
+_WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+
+
+def _minmax(fn: Callable, *args: Any) -> Any:
+    values = args[0] if len(args) == 1 else args
+    if isinstance(values, (list, tuple)):
+        present = [v for v in values if v is not None]
+        return fn(present) if present else None
+    raise EvalError(f"{fn.__name__}() of one value needs a list")
+
+
+def _duration(ctx: EvalContext, r: Any) -> Any:
+    s, e = _row_span(r, "duration")
+    return e - s
+
+
+def _str_fn(name: str, fn: Callable[..., Any]) -> Callable[..., Any]:
+    def call(ctx: EvalContext, s: Any, *rest: Any) -> Any:
+        if not isinstance(s, str):
+            raise EvalError(f"{name}() needs text, got {type(s).__name__} {s!r}")
+        return fn(s, *rest)
+    return call
+
+
+def _convert(kind: type) -> Callable[..., Any]:
+    def call(ctx: EvalContext, x: Any) -> Any:
+        try:
+            return kind(x)
+        except (TypeError, ValueError) as exc:
+            raise EvalError(f"{kind.__name__}({x!r}): {exc}") from exc
+    return call
+
+
+# name -> implementation(ctx, *args). Null in -> null out is handled by the caller
+# for every function not in _NULL_AWARE.
+_IMPL: dict[str, Callable[..., Any]] = {
+    "today": lambda ctx: ctx.today,
+    "year": lambda ctx, x: _as_datetime_parts(x, "year").year,
+    "month": lambda ctx, x: _as_datetime_parts(x, "month").month,
+    "day": lambda ctx, x: _as_datetime_parts(x, "day").day,
+    "hour": lambda ctx, x: x.hour if isinstance(x, DateTime) else _bad("hour", x),
+    "minute": lambda ctx, x: x.minute if isinstance(x, DateTime) else _bad("minute", x),
+    "weekday": lambda ctx, x: _as_datetime_parts(x, "weekday").weekday(),
+    "weekday_name": lambda ctx, x: _WEEKDAYS[_as_datetime_parts(x, "weekday_name").weekday()],
+    "date": _fn_date,
+    "datetime": _fn_datetime,
+    "days": lambda ctx, n: timedelta(days=n),
+    "hours": lambda ctx, n: timedelta(hours=n),
+    "minutes": lambda ctx, n: timedelta(minutes=n),
+    "duration": _duration,
+    "in_minutes": lambda ctx, td: td.total_seconds() / 60 if isinstance(td, timedelta) else _bad("in_minutes", td),
+    "in_hours": lambda ctx, td: td.total_seconds() / 3600 if isinstance(td, timedelta) else _bad("in_hours", td),
+    "overlaps": lambda ctx, a, b: spans_overlap(*_row_span(a, "overlaps"), *_row_span(b, "overlaps")),
+    "same_day": lambda ctx, a, b: _fn_date(ctx, a) == _fn_date(ctx, b),
+    "contains": lambda ctx, a, b: str(b).lower() in str(a).lower(),
+    "lower": _str_fn("lower", str.lower),
+    "upper": _str_fn("upper", str.upper),
+    "strip": _str_fn("strip", str.strip),
+    "startswith": _str_fn("startswith", lambda s, p: s.startswith(str(p))),
+    "endswith": _str_fn("endswith", lambda s, p: s.endswith(str(p))),
+    "len": lambda ctx, x: len(x) if isinstance(x, (str, list, tuple)) else _bad("len", x),
+    "abs": lambda ctx, x: abs(x),
+    "round": lambda ctx, x, n=0: round(x, int(n)) if n else round(x),
+    "str": lambda ctx, x: x if isinstance(x, str) else (x.isoformat() if isinstance(x, (Date, DateTime)) else str(x)),
+    "int": _convert(int),
+    "float": _convert(float),
+    "min": lambda ctx, *a: _minmax(min, *a),
+    "max": lambda ctx, *a: _minmax(max, *a),
+    "sum": lambda ctx, xs: sum(v for v in xs if v is not None) if isinstance(xs, (list, tuple)) else _bad("sum", xs),
+}
+_NULL_AWARE = {"today", "min", "max", "sum", "len", "str"}
+
+
+def _bad(fn: str, x: Any) -> Any:
+    raise EvalError(f"{fn}() cannot take {type(x).__name__} {x!r}")
+
+
+def _value_attribute(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Row):
+        if not obj.has(name):
+            raise EvalError(f"the row has no attribute {name!r} (it has: {', '.join(sorted(obj.values))})")
+        return obj.get(name)
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    if name not in VALUE_ATTRIBUTES:
+        raise EvalError(f"cannot read .{name} of {type(obj).__name__}")
+    if isinstance(obj, timedelta) and name in ("days", "seconds"):
+        return obj.days if name == "days" else obj.seconds
+    if isinstance(obj, DateTime) and name in ("year", "month", "day", "hour", "minute", "second"):
+        return {"year": obj.year, "month": obj.month, "day": obj.day, "hour": obj.hour,
+                "minute": obj.minute, "second": obj.second}[name]
+    if isinstance(obj, Date) and name in ("year", "month", "day"):
+        return {"year": obj.year, "month": obj.month, "day": obj.day}[name]
+    raise EvalError(f"cannot read .{name} of {type(obj).__name__} {obj!r}")
+
+
+def evaluate(expr: Expr, env: Mapping[str, Any], ctx: EvalContext) -> Any:
+    """The value of ``expr`` with variables from ``env``."""
+    if isinstance(expr, Const):
+        return expr.value
+    if isinstance(expr, Var):
+        if expr.name not in env:
+            raise EvalError(f"unknown name {expr.name!r}")
+        return env[expr.name]
+    if isinstance(expr, GetAttr):
+        return _value_attribute(evaluate(expr.obj, env, ctx), expr.name)
+    if isinstance(expr, GetItem):
+        obj = evaluate(expr.obj, env, ctx)
+        key = expr.key.value
+        if obj is None:
+            return None
+        if isinstance(key, str):
+            return _value_attribute(obj, key) if isinstance(obj, (Row, Mapping)) else _bad("[]", obj)
+        if isinstance(obj, (list, tuple, str)) and isinstance(key, int):
+            return obj[key] if -len(obj) <= key < len(obj) else None
+        raise EvalError(f"cannot index {type(obj).__name__} with {key!r}")
+    if isinstance(expr, BoolOp):
+        if expr.op == "and":
+            result: Any = True
+            for v in expr.values:
+                result = evaluate(v, env, ctx)
+                if not result:
+                    return False
+            return bool(result)
+        for v in expr.values:
+            if evaluate(v, env, ctx):
+                return True
+        return False
+    if isinstance(expr, Unary):
+        x = evaluate(expr.operand, env, ctx)
+        if expr.op == "not":
+            return not x
+        if x is None:
+            return None
+        try:
+            return -x
+        except TypeError as exc:
+            raise EvalError(f"cannot negate {type(x).__name__}") from exc
+    if isinstance(expr, BinOp):
+        return _arith(expr.op, evaluate(expr.left, env, ctx), evaluate(expr.right, env, ctx))
+    if isinstance(expr, Compare):
+        left = evaluate(expr.left, env, ctx)
+        for op, comp in zip(expr.ops, expr.comparators):
+            right = evaluate(comp, env, ctx)
+            if not _compare(op, left, right):
+                return False
+            left = right
+        return True
+    if isinstance(expr, IfElse):
+        return evaluate(expr.body if evaluate(expr.test, env, ctx) else expr.orelse, env, ctx)
+    if isinstance(expr, ListLit):
+        return [evaluate(i, env, ctx) for i in expr.items]
+    if isinstance(expr, Call):
+        impl = _IMPL.get(expr.func)
+        if impl is None:
+            raise EvalError(f"unknown function {expr.func}()")
+        args = [evaluate(a, env, ctx) for a in expr.args]
+        if expr.func not in _NULL_AWARE and any(a is None for a in args):
+            return None
+        try:
+            return impl(ctx, *args)
+        except EvalError:
+            raise
+        except (OverflowError, MemoryError) as exc:
+            raise EvalError(f"{expr.func}() of {args!r} is out of range") from exc
+        except (TypeError, ValueError, ArithmeticError) as exc:
+            raise EvalError(f"{expr.func}() failed on {args!r}: {exc}") from exc
+    if isinstance(expr, Lambda):
+        raise EvalError("a lambda is not a value here")
+    raise EvalError(f"unknown expression node {type(expr).__name__}")
+
+
+def call_lambda(fn: Lambda, args: tuple[Any, ...], ctx: EvalContext) -> Any:
+    if len(args) != len(fn.params):
+        raise EvalError(f"the lambda takes {len(fn.params)} argument(s), got {len(args)}")
+    return evaluate(fn.body, dict(zip(fn.params, args)), ctx)
+

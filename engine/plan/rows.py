@@ -1,0 +1,43 @@
+"""The rows operators pass between each other, with their provenance.
+
+A row is a mapping of attribute names to values plus ``ids``: the ids of the store
+events it derives from, so every answer can show its evidence. Datetimes in rows
+are timezone-aware in the event's local offset: comparisons are by instant, while
+``hour``/``weekday``/``date`` read local time. This module holds data only.
+"""
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+
+class Row:
+    """One row. ``raw`` keeps the stored event's own attributes for EXTRACT;
+    plan expressions see only ``values``."""
+
+    __slots__ = ("values", "ids", "raw")
+
+    def __init__(self, values: Mapping[str, Any], ids: Iterable[str], raw: Mapping[str, Any] | None = None):
+        self.values = dict(values)
+        self.ids = frozenset(ids)
+        self.raw = dict(raw) if raw else {}
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self.values.get(name, default)
+
+    def has(self, name: str) -> bool:
+        return name in self.values
+
+    def with_values(self, **values: Any) -> "Row":
+        merged = dict(self.values)
+        merged.update(values)
+        return Row(merged, self.ids, self.raw)
+
+    def __repr__(self) -> str:
+        shown = {k: v for k, v in self.values.items() if k not in ("text", "group")}
+        return f"Row({shown}, ids={sorted(self.ids)})"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Row) and self.values == other.values and self.ids == other.ids
+
+    __hash__ = None  # type: ignore[assignment]  # mutable values: not hashable

@@ -1,0 +1,281 @@
+"""RETRIEVE's candidate index, kept in its own DuckDB file beside the store
+(``hindsight.duckdb`` -> ``hindsight.retrieval.duckdb``; in memory for an
+in-memory store).
+
+Two indexes over one verbalised document per event: DuckDB full-text search (BM25,
+the ``fts`` extension from the ``duckdb-extension-fts`` package, loaded from its
+file; ``bm25s`` is the fallback if that cannot load) and the SparseEncoder's
+(SPLADE) term weights. Both are brought up to date incrementally by
+:meth:`RetrievalIndex.refresh`: only events not yet indexed are verbalised and
+encoded, deleted events are dropped. It never writes to the event store.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import duckdb
+import orjson
+import pyarrow as pa
+
+from engine.retrieval.verbalise import key_values, verbalise
+
+log = logging.getLogger(__name__)
+
+INDEX_SUFFIX = ".retrieval.duckdb"
+#: Bump when ``engine.retrieval.verbalise`` changes what a document says.
+DOC_VERSION = "1"
+
+
+class RetrievalIndexError(RuntimeError):
+    """The retrieval index cannot be opened or built; the message says what to do."""
+
+
+def index_path(store_path: str | Path) -> Path:
+    """hindsight.duckdb -> hindsight.retrieval.duckdb, in the same folder."""
+    p = Path(store_path)
+    return p.with_name(p.stem + INDEX_SUFFIX)
+
+
+def _fts_extension_path() -> str | None:
+    try:
+        import duckdb_extension_fts
+    except ImportError:
+        return None
+    version = duckdb.__version__
+    path = Path(duckdb_extension_fts.__file__).parent / "extensions" / f"v{version}" / "fts.duckdb_extension"
+    return str(path) if path.exists() else None
+
+
+def read_events(store, ids: list[str], select: str) -> list[tuple]:
+    """``select`` (a SELECT ... FROM events) for the events with these ids, joined
+    against a registered id list: list_contains per row would scan quadratically."""
+    con = store.reader()
+    name = f"_ids_{threading.get_ident()}"
+    con.register(name, pa.table({"_id": pa.array(ids, pa.string())}))
+    try:
+        return con.execute(f"{select} SEMI JOIN {name} ON events.id = {name}._id").fetchall()
+    finally:
+        con.unregister(name)
+
+
+@dataclass(frozen=True, slots=True)
+class RefreshStats:
+    added: int
+    removed: int
+    encoded: int
+    seconds: float
+    fts_backend: str
+
+
+class RetrievalIndex:
+    """Open (creating) the index for ``store``. ``sparse`` may be None: then only
+    full-text search is used."""
+
+    def __init__(self, store, *, sparse=None, path: str | Path | None = None, encode_batch: int = 64):
+        self.store = store
+        self.sparse = sparse
+        self.encode_batch = encode_batch
+        if path is None:
+            path = ":memory:" if store.path == ":memory:" else index_path(store.path)
+        self.path = str(path)
+        self._lock = threading.RLock()
+        try:
+            self._db = duckdb.connect(self.path)
+        except duckdb.Error as exc:
+            raise RetrievalIndexError(f"cannot open the retrieval index {self.path}: {exc}; "
+                              "delete the file to rebuild it") from exc
+        self._db.execute("CREATE TABLE IF NOT EXISTS docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS sparse_terms (id VARCHAR NOT NULL, term VARCHAR NOT NULL, "
+                         "weight FLOAT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS sparse_done (id VARCHAR PRIMARY KEY)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
+        self._reset_if_stale()
+        self._fts_backend = self._load_fts()
+        self._bm25 = None  # (retriever, ids) when the fallback is in use
+        self._fts_dirty = True
+
+    def _reset_if_stale(self) -> None:
+        """Documents written by another verbalisation, or term weights of another
+        encoder, are dropped and rebuilt rather than mixed with new ones."""
+        encoder = "" if self.sparse is None else (getattr(self.sparse, "name", "") or type(self.sparse).__name__)
+        meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
+        if meta.get("doc_version", DOC_VERSION) != DOC_VERSION:
+            log.info("retrieval index %s: document format changed; rebuilding", self.path)
+            self._db.execute("DELETE FROM docs")
+            self._db.execute("DELETE FROM sparse_terms")
+            self._db.execute("DELETE FROM sparse_done")
+        elif encoder and meta.get("sparse_encoder", encoder) != encoder:
+            log.info("retrieval index %s: sparse encoder changed to %s; re-encoding", self.path, encoder)
+            self._db.execute("DELETE FROM sparse_terms")
+            self._db.execute("DELETE FROM sparse_done")
+        self._db.execute("INSERT OR REPLACE INTO meta VALUES ('doc_version', ?)", [DOC_VERSION])
+        if encoder:
+            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('sparse_encoder', ?)", [encoder])
+
+    def _load_fts(self) -> str:
+        ext = _fts_extension_path()
+        if ext is not None:
+            try:
+                self._db.execute(f"LOAD '{ext}'")
+                return "duckdb-fts"
+            except duckdb.Error as exc:
+                log.warning("cannot load the DuckDB fts extension from %s (%s); falling back to bm25s", ext, exc)
+        else:
+            log.warning("the duckdb-extension-fts package for duckdb %s is not installed; falling back to bm25s",
+                        duckdb.__version__)
+        return "bm25s"
+
+    @property
+    def fts_backend(self) -> str:
+        return self._fts_backend
+
+    def close(self) -> None:
+        with self._lock:
+            self._db.close()
+
+    # ---- building ------------------------------------------------------------------
+    def refresh(self, *, cancel: threading.Event | None = None,
+                progress: Callable[[str, int, int], None] | None = None) -> RefreshStats:
+        """Index events added to the store since the last refresh; forget removed ones."""
+        t0 = time.perf_counter()
+        with self._lock:
+            store_ids = self.store.reader().execute("SELECT DISTINCT id FROM events").to_arrow_table()
+            self._db.register("_store_ids", store_ids)
+            try:
+                removed = self._db.execute(
+                    "DELETE FROM docs WHERE id NOT IN (SELECT id FROM _store_ids) RETURNING id").fetchall()
+                if removed:
+                    self._db.execute("DELETE FROM sparse_terms WHERE id NOT IN (SELECT id FROM docs)")
+                    self._db.execute("DELETE FROM sparse_done WHERE id NOT IN (SELECT id FROM docs)")
+                new_ids = [r[0] for r in self._db.execute(
+                    "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
+            finally:
+                self._db.unregister("_store_ids")
+            added = 0
+            for i in range(0, len(new_ids), 5000):
+                if cancel is not None and cancel.is_set():
+                    break
+                rows = read_events(self.store, new_ids[i:i + 5000],
+                                   "SELECT id, source, kind, title, text, attributes FROM events")
+                # one document per id, even if a store ever held an id twice
+                docs = list({r[0]: (r[0], verbalise(key_values(r[1], r[2], r[3], r[4],
+                                                               orjson.loads(r[5]) if r[5] else {})))
+                             for r in reversed(rows)}.values())
+                self._db.register("_new_docs", pa.table({"id": [d[0] for d in docs], "doc": [d[1] for d in docs]}))
+                try:
+                    self._db.execute("INSERT INTO docs SELECT id, doc FROM _new_docs")
+                finally:
+                    self._db.unregister("_new_docs")
+                added += len(docs)
+                if progress:
+                    progress("documents", added, len(new_ids))
+            if added or removed:
+                self._fts_dirty = True
+            encoded = self._encode_missing(cancel, progress)
+            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend)
+
+    def _encode_missing(self, cancel, progress) -> int:
+        if self.sparse is None:
+            return 0
+        todo = self._db.execute(
+            "SELECT id, doc FROM docs WHERE id NOT IN (SELECT id FROM sparse_done) ORDER BY id").fetchall()
+        done = 0
+        ids: list[str] = []
+        terms: list[str] = []
+        ws: list[float] = []
+        finished: list[str] = []
+
+        def flush() -> None:
+            # write in large chunks: one INSERT per model batch costs more than the fake models
+            self._db.register("_terms", pa.table({"id": ids, "term": terms, "weight": pa.array(ws, pa.float32())}))
+            self._db.register("_done", pa.table({"id": finished}))
+            try:
+                self._db.execute("INSERT INTO sparse_terms SELECT id, term, weight FROM _terms")
+                self._db.execute("INSERT INTO sparse_done SELECT id FROM _done")
+            finally:
+                self._db.unregister("_terms")
+                self._db.unregister("_done")
+            ids.clear(); terms.clear(); ws.clear(); finished.clear()
+
+        for i in range(0, len(todo), self.encode_batch):
+            if cancel is not None and cancel.is_set():
+                break
+            batch = todo[i:i + self.encode_batch]
+            weights = self.sparse.encode([d for _, d in batch])
+            for (doc_id, _), vec in zip(batch, weights):
+                for term, w in vec.items():
+                    if w > 0:
+                        ids.append(doc_id); terms.append(term); ws.append(float(w))
+                finished.append(doc_id)
+            done += len(batch)
+            if len(finished) >= 4096:
+                flush()
+            if progress:
+                progress("sparse", done, len(todo))
+        if finished:
+            flush()
+        return done
+
+    def _ensure_fts(self) -> None:
+        if not self._fts_dirty:
+            return
+        if self._fts_backend == "duckdb-fts":
+            # DuckDB's FTS index is not incremental; rebuilding it is cheap next to encoding
+            self._db.execute("PRAGMA create_fts_index('docs', 'id', 'doc', overwrite=1)")
+        else:
+            try:
+                import bm25s
+            except ImportError as exc:
+                raise RetrievalIndexError("full-text search needs the duckdb-extension-fts package (or bm25s); "
+                                  "install duckdb-extension-fts==" + duckdb.__version__) from exc
+            rows = self._db.execute("SELECT id, doc FROM docs ORDER BY id").fetchall()
+            retriever = bm25s.BM25()
+            retriever.index(bm25s.tokenize([d for _, d in rows], stopwords="en", show_progress=False),
+                            show_progress=False)
+            self._bm25 = (retriever, [i for i, _ in rows])
+        self._fts_dirty = False
+
+    # ---- searching -----------------------------------------------------------------
+    def count(self) -> int:
+        with self._lock:
+            return self._db.execute("SELECT count(*) FROM docs").fetchone()[0]
+
+    def fts_search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        with self._lock:
+            if not self.count():
+                return []
+            self._ensure_fts()
+            if self._fts_backend == "duckdb-fts":
+                return [(r[0], float(r[1])) for r in self._db.execute(
+                    "SELECT id, score FROM (SELECT id, fts_main_docs.match_bm25(id, ?) AS score FROM docs) "
+                    "WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT ?", [query, limit]).fetchall()]
+            import bm25s
+            retriever, ids = self._bm25
+            k = min(limit, len(ids))
+            docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False),
+                                              k=k, show_progress=False)
+            return [(ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+
+    def sparse_search(self, query: str, limit: int) -> list[tuple[str, float]]:
+        if self.sparse is None:
+            return []
+        qvec = {t: float(w) for t, w in self.sparse.encode([query])[0].items() if w > 0}
+        if not qvec:
+            return []
+        with self._lock:
+            self._db.register("_q", pa.table({"term": list(qvec), "qw": list(qvec.values())}))
+            try:
+                return [(r[0], float(r[1])) for r in self._db.execute(
+                    "SELECT s.id, sum(s.weight * q.qw) AS score FROM sparse_terms s JOIN _q q USING (term) "
+                    "GROUP BY s.id ORDER BY score DESC, s.id LIMIT ?", [limit]).fetchall()]
+            finally:
+                self._db.unregister("_q")
+
+    def documents(self, ids: list[str]) -> dict[str, str]:
+        with self._lock:
+            return dict(self._db.execute("SELECT id, doc FROM docs WHERE list_contains(?, id)", [ids]).fetchall())

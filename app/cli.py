@@ -354,15 +354,12 @@ def settings_cmd(obj: Ctx, home_timezone, own_addresses, planner_model) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one; each is a real command."""
-    from app import cli_doctor, cli_bench
+    from app import cli_app, cli_bench, cli_doctor, cli_models
 
     main.add_command(cli_doctor.doctor)
     main.add_command(cli_bench.bench)
-    try:
-        from app.cli_models import models
-    except ImportError:  # the model layer's CLI is optional until it lands
-        return
-    main.add_command(models)
+    main.add_command(cli_models.models)
+    main.add_command(cli_app.app)
 
 
 _register_optional_commands()

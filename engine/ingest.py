@@ -361,8 +361,8 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
             for w, fr, issues, appended, started in pending:
                 fr.added = added.get(fr.import_id, 0)
                 fr.duplicates = appended - fr.added
-                if fr.skipped > len(issues):
-                    issues.append({"locator": "", "reason": f"{fr.skipped - len(issues)} more issues not listed"})
+                if len(issues) >= MAX_STORED_ISSUES:
+                    issues.append({"locator": "", "reason": "more issues not listed"})
                 fr.issues = issues
                 con.execute(
                     "INSERT INTO imports (id, path, file, sha256, importer, importer_version, started_at, "
@@ -409,12 +409,17 @@ def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[di
     emit(w, "file_start", 0, 0)
     try:
         for item in w.importer.read(_counted(w.entry, done)):
-            fr.read += 1
             if isinstance(item, ImportIssue):
-                fr.skipped += 1
+                if not item.kept:  # a warning's record arrives as an event too
+                    fr.read += 1
+                    fr.skipped += 1
                 if len(issues) < MAX_STORED_ISSUES:
-                    issues.append({"locator": item.locator, "reason": item.reason})
+                    issue = {"locator": item.locator, "reason": item.reason}
+                    if item.kept:
+                        issue["kept"] = True
+                    issues.append(issue)
                 continue
+            fr.read += 1
             item.file = w.entry.name
             batch.append(item)
             if len(batch) >= batch_size:

@@ -319,11 +319,14 @@ class EventStore:
             where.append("start < ?"); params.append(_naive_utc(until))
         if import_id is not None:
             where.append("import_id = ?"); params.append(import_id)
+        id_table = None
         if ids is not None:
             id_list = list(ids)
             if not id_list:
                 return []
-            where.append("list_contains(?, id)"); params.append(id_list)
+            # A registered table and a semi-join: list_contains over a long list is slow.
+            id_table = f"_ids_{uuid.uuid4().hex}"
+            where.append(f"id IN (SELECT id FROM {id_table})")
         if search:
             where.append("(title ILIKE ? OR text ILIKE ?)"); params += [f"%{search}%"] * 2
         cols = [c for c in EVENT_COLUMNS if with_raw or c != "raw"]
@@ -335,7 +338,14 @@ class EventStore:
             sql += f" LIMIT {int(limit)}"
         if offset:
             sql += f" OFFSET {int(offset)}"
-        rows = self.reader().execute(sql, params).fetchall()
+        con = self.reader()
+        if id_table is not None:
+            con.register(id_table, pa.table({"id": pa.array(id_list, pa.string())}))
+        try:
+            rows = con.execute(sql, params).fetchall()
+        finally:
+            if id_table is not None:
+                con.unregister(id_table)
         return [_event_row(dict(zip(cols, r))) for r in rows]
 
     def event(self, event_id_: str) -> dict | None:

@@ -66,10 +66,13 @@ def event_id(event: Event) -> str:
 @dataclass(frozen=True, slots=True)
 class ImportIssue:
     """A record that could not be imported, and why. ``locator`` names the record
-    (line, row, byte offset, id) so a user can find it in the file."""
+    (line, row, byte offset, id) so a user can find it in the file. ``kept=True``
+    marks a warning: the record was imported, but something about it was repaired
+    or may be off (a garbled charset, a time taken from its parent)."""
 
     locator: str
     reason: str
+    kept: bool = False
 
 
 @dataclass(frozen=True, slots=True)

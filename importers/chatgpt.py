@@ -82,7 +82,7 @@ def place_turns(parents: Mapping[str, str | None], children: Mapping[str, list[s
     for node, parent in parents.items():
         if parent is not None and parent not in parents:
             issues.append(ImportIssue(f"{locate}, node {node}",
-                                      f"parent {parent} is not in the conversation; treated as a root"))
+                                      f"parent {parent} is not in the conversation; treated as a root", kept=True))
             parent = None
         if parent == node:
             parent = None
@@ -451,7 +451,8 @@ def _read_conversation(index: int, conv: Any, zone) -> Iterator[Event | ImportIs
         if unknown:
             yield ImportIssue(f"{loc}, node {nid}",
                               f"unknown content type {', '.join(sorted(set(unknown)))!r}"
-                              + ("; imported the text it carries" if text.strip() else "; it has no text to import"))
+                              + ("; imported the text it carries" if text.strip() else "; it has no text to import"),
+                              kept=bool(text.strip()))
         if text.strip():
             contents[nid] = (ctype, text, unknown)
 
@@ -497,7 +498,7 @@ def _read_conversation(index: int, conv: Any, zone) -> Iterator[Event | ImportIs
         time_of(nid)
     for nid in bad_times:
         yield ImportIssue(f"{loc}, node {nid}", f"create_time {messages[nid].get('create_time')!r} is not "
-                                                "a time; used the parent's time instead")
+                                                "a time; used the parent's time instead", kept=True)
     counts = {"user": 0, "assistant": 0}
     models: dict[str, int] = {}
     first_prompt, first_depth = "", -1

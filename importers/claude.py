@@ -198,7 +198,7 @@ def _read_conversation(index: int, conv: Any, zone) -> Iterator[Event | ImportIs
         yield ImportIssue(loc, "the conversation has no 'chat_messages' list")
         return
     if not cid:
-        yield ImportIssue(loc, "the conversation has no uuid; its messages are keyed by content")
+        yield ImportIssue(loc, "the conversation has no uuid; its messages are keyed by content", kept=True)
     title = conv.get("name") if isinstance(conv.get("name"), str) else ""
     shown_title = title.strip() or "Untitled conversation"
     conv_model = conv.get("model") if isinstance(conv.get("model"), str) else ""
@@ -258,7 +258,7 @@ def _read_conversation(index: int, conv: Any, zone) -> Iterator[Event | ImportIs
         own = parse_iso(message.get("created_at"))
         if own is None and message.get("created_at") is not None:
             yield ImportIssue(f"{loc}, message {mid}", f"created_at {message.get('created_at')!r} is not an "
-                                                       "ISO time; used the previous message's time instead")
+                                                       "ISO time; used the previous message's time instead", kept=True)
         parent = parents.get(mid)
         # no created_at: the parent's time, else the conversation's
         times[mid] = own or (times.get(parent) if parent else None) or conv_start

@@ -509,7 +509,7 @@ def _message_event(raw: _Raw, own: frozenset[str], zone) -> Iterator[Event | Imp
 
     body, problem = _body(msg)
     if problem:
-        yield ImportIssue(locator, f"imported, but the body text may be garbled: {problem}")
+        yield ImportIssue(locator, f"imported, but the body text may be garbled: {problem}", kept=True)
     attachments = _attachments(msg)
     in_reply_to = _header("In-Reply-To").strip().strip("<>")
     references = re.findall(r"<([^<>\s]+)>", _header("References"))

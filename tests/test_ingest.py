@@ -117,3 +117,23 @@ def test_sigkill_mid_file_leaves_the_store_as_before_and_retry_completes(tmp_pat
         r = import_paths(s, [big])
         assert r.files[0].status == "imported" and r.added == 60_000
         assert s.count() == 60_001
+
+
+def test_a_warning_is_listed_but_the_record_counts_as_imported(store, tmp_path):
+    from datetime import datetime, timezone
+
+    from importers.base import Event, Importer, ImportIssue
+    from importers.registry import Registry
+
+    def read(entry):
+        yield ImportIssue("message 1", "imported, but the body text may be garbled", kept=True)
+        yield Event(source="mail", kind="mail", start=datetime(2024, 1, 1, tzinfo=timezone.utc), key="m1")
+        yield ImportIssue("message 2", "no Date header")
+
+    f = tmp_path / "x.mbox"
+    f.write_text("x")
+    r = import_paths(store, [f], registry=Registry([Importer("fake", "Fake", "1", lambda e: 1.0, read)]))
+    fr = r.files[0]
+    assert (fr.read, fr.added, fr.skipped) == (2, 1, 1)
+    assert fr.issues[0] == {"locator": "message 1", "reason": "imported, but the body text may be garbled",
+                            "kept": True}

@@ -24,9 +24,9 @@ class ScriptedLLM:
         assert grammar and "root" in grammar
         self.prompts.append(prompt)
         self.temperatures.append(temperature)
-        question = re.findall(r"\nQ: (.*)\nP: $", prompt)[0]
+        question = re.findall(r"\nQ: (.*)\nP:$", prompt)[0]
         answers = self.script[question]
-        return answers.pop(0) if len(answers) > 1 else answers[0]
+        return " " + (answers.pop(0) if len(answers) > 1 else answers[0])
 
     def close(self):
         pass
@@ -50,7 +50,7 @@ def test_recursive_decomposition_fills_every_qud():
     # every call shares one stable prefix (llama.cpp reuses its KV cache) and carries
     # nothing but the question
     assert all(p.startswith(planner.prefix) for p in llm.prompts)
-    assert llm.prompts[2][len(planner.prefix):] == "Q: my runs\nP: "
+    assert llm.prompts[2][len(planner.prefix):] == "Q: my runs\nP:"
 
 
 def test_invalid_plan_is_retried_warmer_then_accepted():

@@ -167,7 +167,10 @@ class QudPlanner:
         self.retries = retries
         self.max_tokens = max_tokens
         self.prefix = instructions() + "".join(render_example(e) for e in self.examples)
-        self.grammar = plan_grammar()
+        # The prompt ends at "P:" and the model writes " APPLY(...": a prompt ending in a
+        # space splits the space-prefixed token the model wants and derails it.
+        self.grammar = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
+        assert 'root ::= " "? plan' in self.grammar
         self.llm_calls = 0
 
     def warm_up(self) -> None:
@@ -177,7 +180,7 @@ class QudPlanner:
             preload(self.prefix)
 
     def _step(self, question: str, temperature: float) -> str:
-        prompt = f"{self.prefix}Q: {question}\nP: "
+        prompt = f"{self.prefix}Q: {question}\nP:"
         self.llm_calls += 1
         text = self.llm.complete(prompt, grammar=self.grammar, max_tokens=self.max_tokens, stop=["\n"],
                                  temperature=temperature)

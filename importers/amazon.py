@@ -18,6 +18,7 @@ from datetime import datetime
 
 import orjson
 
+from importers._csv import csv_rows
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 
 _NAME = re.compile(r"^(retail\.orderhistory\.\d+|order history|items)\.csv$", re.I)
@@ -76,41 +77,6 @@ def _recognize(entry: Entry) -> float:
     if _NAME.match(entry.basename) and not entry.head.strip():
         return 0.55
     return 0.0
-
-
-def _csv_rows(entry: Entry) -> Iterator[tuple[int, list[str]] | ImportIssue]:
-    """``(line, cells)`` per CSV record, streaming. Lines that are not UTF-8 are read as
-    Windows-1252 and reported; malformed records become issues."""
-    bad_lines: list[int] = []
-
-    def lines() -> Iterator[str]:
-        with entry.open() as f:
-            for n, raw in enumerate(f, start=1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    bad_lines.append(n)
-                    yield raw.decode("cp1252", errors="replace")
-
-    reader = csv.reader(lines())
-    start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield ImportIssue(f"line {start}", f"malformed CSV record: {exc}")
-            start = reader.line_num + 1
-            continue
-        if bad_lines:
-            yield ImportIssue(f"line {bad_lines[0]}",
-                              "text is not UTF-8; read it as Windows-1252, check accented characters")
-            bad_lines.clear()
-        yield start, row
-        start = reader.line_num + 1
 
 
 def _present(value: str | None) -> str | None:
@@ -297,7 +263,7 @@ def read_orders(entry: Entry) -> Iterator[Event | ImportIssue]:
     zone = entry.context.home_tz
     header: list[str] | None = None
     cols: dict[str, str] = {}
-    for item in _csv_rows(entry):
+    for item in csv_rows(entry):
         if isinstance(item, ImportIssue):
             yield item
             continue

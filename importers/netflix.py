@@ -9,13 +9,13 @@ never be counted as watching. This module only parses; it never writes the store
 """
 from __future__ import annotations
 
-import csv
 import re
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
 
 import orjson
 
+from importers._csv import csv_rows
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 
 _ACTIVITY_NAME = re.compile(r"^viewingactivity.*\.csv$", re.I)
@@ -69,41 +69,6 @@ def _recognize_history(entry: Entry) -> float:
 
 
 # ---- shared parsing ----------------------------------------------------------------
-
-def _csv_rows(entry: Entry) -> Iterator[tuple[int, list[str]] | ImportIssue]:
-    """``(line, cells)`` per CSV record, streaming. Lines that are not UTF-8 are read as
-    Windows-1252 (what Excel writes) and reported; malformed records become issues."""
-    bad_lines: list[int] = []
-
-    def lines() -> Iterator[str]:
-        with entry.open() as f:
-            for n, raw in enumerate(f, start=1):
-                if n == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                    raw = raw[3:]
-                try:
-                    yield raw.decode("utf-8")
-                except UnicodeDecodeError:
-                    bad_lines.append(n)
-                    yield raw.decode("cp1252", errors="replace")
-
-    reader = csv.reader(lines())
-    start = 1
-    while True:
-        try:
-            row = next(reader)
-        except StopIteration:
-            return
-        except csv.Error as exc:
-            yield ImportIssue(f"line {start}", f"malformed CSV record: {exc}")
-            start = reader.line_num + 1
-            continue
-        if bad_lines:
-            yield ImportIssue(f"line {bad_lines[0]}",
-                              "text is not UTF-8; read it as Windows-1252, check accented characters")
-            bad_lines.clear()
-        yield start, row
-        start = reader.line_num + 1
-
 
 def parse_hms(value: str, field: str) -> int:
     """Seconds in an ``H:MM:SS`` value."""
@@ -228,7 +193,7 @@ def _activity_event(rec: dict[str, str], loc: str, zone) -> Event:
 def read_activity(entry: Entry) -> Iterator[Event | ImportIssue]:
     zone = entry.context.home_tz
     header: list[str] | None = None
-    for item in _csv_rows(entry):
+    for item in csv_rows(entry):
         if isinstance(item, ImportIssue):
             yield item
             continue
@@ -304,7 +269,7 @@ def parse_history_date(value: str, day_first: bool | None) -> date:
 
 def _history_dates(entry: Entry) -> Iterator[str]:
     header_seen = False
-    for item in _csv_rows(entry):
+    for item in csv_rows(entry):
         if isinstance(item, ImportIssue):
             continue
         if not header_seen:
@@ -321,7 +286,7 @@ def read_history(entry: Entry) -> Iterator[Event | ImportIssue]:
     # the order for every ambiguous "01/02/2021" in the file.
     day_first = infer_day_first(_history_dates(entry))
     header_seen = False
-    for item in _csv_rows(entry):
+    for item in csv_rows(entry):
         if isinstance(item, ImportIssue):
             yield item
             continue

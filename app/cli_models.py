@@ -1,0 +1,78 @@
+"""``hindsight models build|status``: the CLI shell over ``models.build`` and
+``models.status``. Registered by app/cli.py (``main.add_command(models)``)."""
+from __future__ import annotations
+
+import json
+import sys
+
+import click
+
+
+@click.group()
+def models() -> None:
+    """Build and inspect the local models (planner, retrieval, extraction)."""
+
+
+@models.command()
+@click.option("--quick", is_flag=True, help="Few steps on little data: weak models for smoke tests.")
+@click.option("--force", is_flag=True, help="Rebuild even when a build with the same inputs exists.")
+@click.option("--json", "as_json", is_flag=True, help="Print the resulting manifests as JSON.")
+def build(quick: bool, force: bool, as_json: bool) -> None:
+    """Assemble, train and convert every model role into the user cache."""
+    from models.build import BuildError, build_all
+    from models.gguf import GGUFAssemblyError
+    from models.paths import WeightsPackageMissing
+
+    profile = "quick" if quick else "full"
+    try:
+        if as_json:
+            results = build_all(profile, None, force)
+        else:
+            from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+
+            with Progress(TextColumn("{task.fields[role]:<19}"), BarColumn(), TextColumn("{task.percentage:>3.0f}%"),
+                          TimeElapsedColumn(), TextColumn("{task.description}"), transient=False) as bar:
+                tasks: dict[str, int] = {}
+
+                def report(role: str, stage: str, fraction: float, message: str) -> None:
+                    if role not in tasks:
+                        tasks[role] = bar.add_task("", total=1.0, role=role)
+                    text = f"{stage}: {message}" if message else stage
+                    bar.update(tasks[role], completed=fraction, description=text[:70])
+
+                results = build_all(profile, report, force)
+    except (BuildError, GGUFAssemblyError, WeightsPackageMissing) as exc:
+        raise click.ClickException(str(exc)) from exc
+    if as_json:
+        click.echo(json.dumps({role: m.to_json() for role, m in results.items()}, indent=2))
+    else:
+        for role, m in results.items():
+            label = " (quick: weak, for smoke tests)" if m.profile == "quick" else ""
+            click.echo(f"{role:<19} ready{label}  {m.path}")
+
+
+@models.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+def status(as_json: bool) -> None:
+    """Which model roles are ready, with file, size, hash, source and dev figures."""
+    from models.status import status as model_status
+
+    data = model_status()
+    if as_json:
+        click.echo(json.dumps(data, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title=f"models in {data['cache']}")
+    for col in ("role", "ready", "size", "source", "built", "dev figures"):
+        table.add_column(col)
+    for role, s in data["roles"].items():
+        ready = "yes" if s["ready"] else f"no — {s['fix']}"
+        if s["ready"] and s.get("profile") == "quick":
+            ready = "yes (quick: weak)"
+        size = f"{s['bytes'] / 1e6:.1f} MB" if s.get("bytes") else ""
+        figures = ", ".join(f"{k}={v}" for k, v in s.get("metrics", {}).items()
+                            if k.startswith(("exact_", "precision", "recall", "accuracy")))
+        table.add_row(role, ready, size, s.get("source") or "", (s.get("built_at") or "")[:16], figures)
+    Console(file=sys.stdout).print(table)

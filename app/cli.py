@@ -75,8 +75,9 @@ def main(obj: Ctx, verbose: bool) -> None:
 @common
 @click.argument("paths", nargs=-1, required=True, type=click.Path())
 @click.option("--importer", "only", metavar="NAME", help="Use this importer for every file (see 'hindsight doctor').")
+@click.option("--no-index", is_flag=True, help="Skip updating the search index (the first question then does it).")
 @click.pass_obj
-def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None) -> int:
+def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None, no_index: bool) -> int:
     """Import exports: files, folders or zips, in any mix."""
     from engine.ingest import import_paths
     from importers.registry import RegistryError, default_registry
@@ -99,6 +100,13 @@ def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None) -> int:
     except KeyboardInterrupt:
         cancel.set()
         raise
+    if report.added and not no_index and not cancel.is_set():
+        from app.assemble import refresh_index
+
+        summary = refresh_index(store, progress=_index_progress(show_bar), cancel=cancel)
+        log.info("after import: %s", summary)
+        if not obj.json:
+            click.echo(summary.capitalize() + ".", err=True)
     if obj.json:
         print_json(report.to_json())
     else:
@@ -129,6 +137,21 @@ def _import_with_progress(store, paths, registry, context, only, cancel):
 
         return import_paths(store, paths, registry=registry, context=context, only=only,
                             progress=on_progress, cancel=cancel)
+
+
+def _index_progress(show: bool):
+    if not show:
+        return None
+    last = [0.0]
+
+    def progress(stage: str, done: int, total: int) -> None:
+        import time
+
+        now = time.monotonic()
+        if now - last[0] > 1.0 or done == total:
+            last[0] = now
+            click.echo(f"\r  indexing for search: {stage} {done:,}/{total:,}", err=True, nl=done == total)
+    return progress
 
 
 def _print_report(report) -> None:

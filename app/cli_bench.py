@@ -42,3 +42,79 @@ def scale(obj: Ctx, do_import: bool, sizes: str, results: str) -> None:
         if diff:
             click.echo("\n" + diff)
         click.echo(f"\nSaved {md_path}")
+
+
+def _stderr_echo(message: str) -> None:
+    # progress goes to stderr so --json output on stdout stays parseable
+    click.echo(message, err=True)
+
+
+def _finish(obj: Ctx, name: str, figures: dict, table_md: str, results: str) -> None:
+    from app.bench import report
+
+    md_path, diff = report.save(name, figures, table_md, Path(results))
+    if obj.json:
+        print_json({"figures": figures, "report": str(md_path), "diff": diff})
+    else:
+        click.echo("\n" + table_md)
+        if diff:
+            click.echo("\n" + diff)
+        click.echo(f"\nSaved {md_path}")
+
+
+_METHOD = click.option("--method", type=click.Choice(["reqap", "rag", "codegen"]), default="reqap",
+                       show_default=True, help="The product (reqap) or a baseline on the same models.")
+_LIMIT = click.option("--limit", type=click.IntRange(min=1), default=None,
+                      help="Answer only the first N questions (a quick check).")
+_RESULTS = click.option("--results", type=click.Path(file_okay=False), default="bench-results", show_default=True)
+_WORK = click.option("--work-dir", type=click.Path(file_okay=False), default="bench-results/work",
+                     show_default=True, help="Where generated personas and their imported stores are cached.")
+
+
+@bench.command("persona")
+@common
+@_METHOD
+@click.option("--split", type=click.Choice(["train", "dev", "test"]), default="dev", show_default=True)
+@click.option("--persona", "persona_id", default=None, help="One persona id (see the generator's list).")
+@_LIMIT
+@click.option("--scale", type=click.FloatRange(0.01, 1.0), default=1.0, show_default=True,
+              help="Thin music, mail and TV to this share (smoke runs: the first retrieval index of a full "
+                   "persona takes long to build).")
+@click.option("--years", type=click.FloatRange(0.1, 10.0), default=None,
+              help="Simulate only this many years (smoke runs); default: the persona's span.")
+@_RESULTS
+@_WORK
+@click.pass_obj
+def persona_cmd(obj: Ctx, method: str, split: str, persona_id: str | None, limit: int | None, scale: float,
+                years: float | None, results: str, work_dir: str) -> None:
+    """Answer quality (Hit@1, Rlx-Hit@1) and latency on generated personas."""
+    from app.bench import persona as persona_bench
+
+    try:
+        figures = persona_bench.run(method, split=split, persona=persona_id, limit=limit, work_dir=Path(work_dir),
+                                    results_dir=Path(results), echo=_stderr_echo, scale=scale, years=years)
+    except persona_bench.BenchError as exc:
+        raise UserError(str(exc)) from exc
+    name = f"persona-{method}-{split}" + ("" if scale == 1.0 and years is None else "-small")
+    _finish(obj, name, figures, persona_bench.table(figures), results)
+
+
+@bench.command("timelineqa")
+@common
+@_METHOD
+@click.option("--kind", type=click.Choice(["atomic", "multihop", "all"]), default="all", show_default=True)
+@_LIMIT
+@_RESULTS
+@_WORK
+@click.pass_obj
+def timelineqa_cmd(obj: Ctx, method: str, kind: str, limit: int | None, results: str, work_dir: str) -> None:
+    """TimelineQA's diary as Markdown notes: its 36 multi-hop and 100 atomic questions."""
+    from app.bench import persona as persona_bench
+    from app.bench import timelineqa as tqa_bench
+
+    try:
+        figures = tqa_bench.run(method, kind=kind, limit=limit, work_dir=Path(work_dir), results_dir=Path(results),
+                                echo=_stderr_echo)
+    except (persona_bench.BenchError, tqa_bench.TimelineQAError) as exc:
+        raise UserError(str(exc)) from exc
+    _finish(obj, f"timelineqa-{method}-{kind}", figures, persona_bench.table(figures), results)

@@ -59,6 +59,9 @@ def prepare(obj: Ctx, rebuild: bool, echo) -> tuple[Path, dict]:
                 raise UserError(f"the demo data did not import cleanly: "
                                 f"{[f.message for f in report.failed] + report.unrecognized}")
             echo(f"  {report.added:,} events from {len(report.files)} files in {report.seconds:.1f} s")
+            from app.assemble import refresh_index
+
+            echo("  " + refresh_index(store))
     return target, manifest
 
 

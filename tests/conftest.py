@@ -58,6 +58,8 @@ def store(tmp_path):
 def data_dir(tmp_path, monkeypatch):
     d = tmp_path / "data"
     monkeypatch.setenv("HINDSIGHT_DATA_DIR", str(d))
+    # CLI tests must not depend on (or load) models built on this machine
+    monkeypatch.setenv("HINDSIGHT_CACHE_DIR", str(tmp_path / "model-cache"))
     (d).mkdir()
     (d / "settings.json").write_text(json.dumps({"home_timezone": "Europe/Berlin"}))
     return d

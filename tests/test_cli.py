@@ -132,3 +132,15 @@ def test_doctor_json(cli):
     assert ("importers", "spotify_extended") in names and ("packages", "duckdb") in names
     assert all(c["fix"] for c in report["checks"] if c["status"] == "fail")
     assert code == (0 if report["ok"] else 1)
+
+
+def test_import_updates_the_search_index(cli, data_dir):
+    import duckdb
+
+    code, _, err = cli("import", str(SPOTIFY / "Streaming_History_Audio_2023_0.json"))
+    assert code == 0 and "Indexed 4 new events for search" in err and "full-text only" in err
+    con = duckdb.connect(str(data_dir / "hindsight.retrieval.duckdb"), read_only=True)
+    assert con.execute("SELECT count(*) FROM docs").fetchone()[0] == 4
+    con.close()
+    code, _, err = cli("import", "--no-index", str(SPOTIFY / "endsong_0.json"))
+    assert code == 0 and "indexed" not in err

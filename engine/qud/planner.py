@@ -173,11 +173,15 @@ class QudPlanner:
         assert 'root ::= " "? plan' in self.grammar
         self.llm_calls = 0
 
-    def warm_up(self) -> None:
-        """Evaluate the stable prefix now (the first question otherwise pays for it)."""
+    def warm_up(self, state_dir=None) -> None:
+        """Evaluate the stable prefix now (the first question otherwise pays for it);
+        a planner that can keep the prefix's state on disk keeps it in ``state_dir``."""
         preload = getattr(self.llm, "preload", None)
         if callable(preload):
-            preload(self.prefix)
+            if state_dir is not None:
+                preload(self.prefix, state_dir)
+            else:
+                preload(self.prefix)
 
     def _step(self, question: str, temperature: float) -> str:
         prompt = f"{self.prefix}Q: {question}\nP:"

@@ -51,7 +51,7 @@ class PlannerClosed(RuntimeError):
 class LlamaPlanner:
     """``engine.protocols.Planner`` over a GGUF model."""
 
-    def __init__(self, model_path: Path, *, n_ctx: int = 4096, n_batch: int = 256, threads: int = 2,
+    def __init__(self, model_path: Path, *, n_ctx: int = 8192, n_batch: int = 256, threads: int = 2,
                  max_saved_prefixes: int = 2):
         route_llama_log()
         import llama_cpp
@@ -79,16 +79,78 @@ class LlamaPlanner:
             self._grammars[text] = llama_cpp.LlamaGrammar.from_string(text, verbose=False)
         return self._grammars[text]
 
-    def preload(self, prefix: str) -> None:
-        """Evaluate ``prefix`` now and keep its KV state for prompts that start with it."""
+    def preload(self, prefix: str, state_dir: Path | None = None) -> None:
+        """Evaluate ``prefix`` now and keep its KV state for prompts that start with it.
+        With ``state_dir`` the state is also kept on disk, keyed by model, prefix and
+        context size, so the next process loads it in a second instead of evaluating
+        thousands of tokens again."""
         llm = self._require()
         tokens = llm.tokenize(prefix.encode("utf-8"), add_bos=True, special=True)
-        llm.reset()
-        llm.eval(tokens)
-        self._saved[prefix] = (tokens, llm.save_state())
+        folder = self._state_folder(prefix, state_dir) if state_dir is not None else None
+        state = self._load_state_files(folder) if folder is not None else None
+        if state is not None and list(state.input_ids[:state.n_tokens]) == list(tokens):
+            llm.load_state(state)
+            log.info("planner prefix state loaded from %s", folder)
+        else:
+            llm.reset()
+            llm.eval(tokens)
+            state = llm.save_state()
+            if folder is not None:
+                self._save_state_files(folder, state)
+        self._saved[prefix] = (tokens, state)
         self._saved.move_to_end(prefix)
         while len(self._saved) > self._max_saved:
             self._saved.popitem(last=False)
+
+    def _state_folder(self, prefix: str, state_dir: Path) -> Path:
+        import hashlib
+
+        import llama_cpp
+
+        st = self.path.stat()
+        key = hashlib.sha256("\x1f".join([str(self.path.resolve()), str(st.st_size), str(int(st.st_mtime)),
+                                          str(self._llm.n_ctx()), llama_cpp.__version__, prefix])
+                             .encode("utf-8")).hexdigest()[:20]
+        return Path(state_dir) / key
+
+    @staticmethod
+    def _save_state_files(folder: Path, state) -> None:
+        """Plain arrays and bytes (no pickle): input ids, scores, the KV blob, metadata."""
+        import json
+        import os
+
+        import numpy as np
+
+        tmp = folder.with_name(folder.name + ".tmp")
+        tmp.mkdir(parents=True, exist_ok=True)
+        np.save(tmp / "input_ids.npy", state.input_ids, allow_pickle=False)
+        np.save(tmp / "scores.npy", state.scores, allow_pickle=False)
+        (tmp / "kv.bin").write_bytes(bytes(state.llama_state))
+        (tmp / "meta.json").write_text(json.dumps({"n_tokens": state.n_tokens, "size": state.llama_state_size,
+                                                   "seed": state.seed}))
+        if folder.exists():
+            import shutil
+
+            shutil.rmtree(folder)
+        os.replace(tmp, folder)
+
+    @staticmethod
+    def _load_state_files(folder: Path):
+        import json
+
+        import numpy as np
+        from llama_cpp.llama import LlamaState
+
+        try:
+            meta = json.loads((folder / "meta.json").read_text())
+            kv = (folder / "kv.bin").read_bytes()
+            if len(kv) != meta["size"]:
+                return None
+            return LlamaState(np.load(folder / "input_ids.npy", allow_pickle=False),
+                              np.load(folder / "scores.npy", allow_pickle=False),
+                              int(meta["n_tokens"]), kv, int(meta["size"]), int(meta["seed"]))
+        except (OSError, ValueError, KeyError):
+            return None
 
     def _restore_for(self, prompt: str) -> None:
         llm = self._llm

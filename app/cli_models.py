@@ -7,6 +7,8 @@ import sys
 
 import click
 
+from app.shell import Ctx, common
+
 
 @click.group()
 def models() -> None:
@@ -14,19 +16,33 @@ def models() -> None:
 
 
 @models.command()
+@common
 @click.option("--quick", is_flag=True, help="Few steps on little data: weak models for smoke tests.")
 @click.option("--force", is_flag=True, help="Rebuild even when a build with the same inputs exists.")
-@click.option("--json", "as_json", is_flag=True, help="Print the resulting manifests as JSON.")
-def build(quick: bool, force: bool, as_json: bool) -> None:
+@click.pass_obj
+def build(obj: Ctx, quick: bool, force: bool) -> None:
     """Assemble, train and convert every model role into the user cache."""
     from models.build import BuildError, build_all
     from models.gguf import GGUFAssemblyError
     from models.paths import WeightsPackageMissing
 
+    as_json = obj.json
     profile = "quick" if quick else "full"
     try:
         if as_json:
             results = build_all(profile, None, force)
+        elif not sys.stderr.isatty():
+            # CI and logs: one line per stage and per tenth of progress, not a live bar.
+            last: dict[str, tuple[str, int]] = {}
+
+            def report(role: str, stage: str, fraction: float, message: str) -> None:
+                mark = (stage, int(fraction * 10))
+                if last.get(role) != mark:
+                    last[role] = mark
+                    click.echo(f"{role:<19} {fraction * 100:3.0f}%  {stage}"
+                               + (f": {message}" if message else ""), err=True)
+
+            results = build_all(profile, report, force)
         else:
             from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -52,13 +68,14 @@ def build(quick: bool, force: bool, as_json: bool) -> None:
 
 
 @models.command()
-@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
-def status(as_json: bool) -> None:
+@common
+@click.pass_obj
+def status(obj: Ctx) -> None:
     """Which model roles are ready, with file, size, hash, source and dev figures."""
     from models.status import status as model_status
 
     data = model_status()
-    if as_json:
+    if obj.json:
         click.echo(json.dumps(data, indent=2))
         return
     from rich.console import Console

@@ -37,9 +37,7 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         raise UserError(str(exc)) from exc
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
     planner = QudPlanner(llm, cache=cache)
-    from models.paths import cache_dir
-
-    planner.warm_up(state_dir=cache_dir() / "planner-prefix-state")
+    planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
     index = RetrievalIndex(store, sparse=otx.sparse)
     engine = HindsightEngine(store, planner, otx, index=index)
     engine.models_registry = registry  # closed with the engine

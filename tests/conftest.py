@@ -79,3 +79,23 @@ def cli(data_dir):
         return result.exit_code, result.stdout, result.stderr
 
     return run
+
+
+@pytest.fixture(scope="session")
+def model_registry(tmp_path_factory):
+    """Every real model role, from the quick profile's build in a session cache
+    (about 3 minutes on 2 idle cores). HINDSIGHT_TEST_CACHE reuses a cache across
+    runs: a build with the same inputs is a no-op there."""
+    import importlib.util
+
+    if importlib.util.find_spec("torch") is None or importlib.util.find_spec("llama_cpp") is None:
+        pytest.skip("model requirements not installed (requirements-models.txt)")
+    from models.build import build_all
+    from models.registry import ModelRegistry
+
+    reuse = os.environ.get("HINDSIGHT_TEST_CACHE")
+    cache = Path(reuse) if reuse else tmp_path_factory.mktemp("hindsight-cache")
+    build_all("quick", cache=cache)
+    reg = ModelRegistry(cache)
+    yield reg
+    reg.close()

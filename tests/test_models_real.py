@@ -19,16 +19,8 @@ if importlib.util.find_spec("torch") is None or importlib.util.find_spec("llama_
 
 
 @pytest.fixture(scope="session")
-def registry(tmp_path_factory):
-    from models.build import build_all
-    from models.registry import ModelRegistry
-
-    reuse = os.environ.get("HINDSIGHT_TEST_CACHE")
-    cache = Path(reuse) if reuse else tmp_path_factory.mktemp("hindsight-cache")
-    build_all("quick", cache=cache)
-    reg = ModelRegistry(cache)
-    yield reg
-    reg.close()
+def registry(model_registry):
+    return model_registry
 
 
 def _rss_bytes() -> int:

@@ -254,12 +254,13 @@ class CodeGenBaseline:
             "You write one DuckDB SQL SELECT statement that answers a question about one person's own data.\n"
             + self.schema + "\n"
             "Rules: query only " + VIEW_NAME + "; filter by source/kind and attributes; compare times with "
-            "start_local; use DuckDB functions (year(), month(), strftime(), date_trunc(), datediff()). "
+            "start_local; for relative dates (last year, last month) use the date on the 'Today is' line; use "
+            "DuckDB functions (year(), month(), strftime(), date_trunc(), datediff()). "
             "The first column of the first row is the answer. Write the statement on one line, end it with ';'.\n"
             f"Example: Q: How many mails did I get in May 2023?\nSQL: SELECT count(*) FROM {VIEW_NAME} "
             "WHERE source = 'mail' AND strftime(start_local, '%Y-%m') = '2023-05';\n"
-            f"Example: Q: Which calendar event was longest last year?\nSQL: SELECT title FROM {VIEW_NAME} "
-            "WHERE source = 'calendar' AND year(start_local) = year(DATE '2024-06-01') - 1 "
+            f"Example: Q: Which calendar event was longest in 2021?\nSQL: SELECT title FROM {VIEW_NAME} "
+            "WHERE source = 'calendar' AND year(start_local) = 2021 "
             "ORDER BY end_local - start_local DESC LIMIT 1;\n")
 
     def warm_up(self) -> None:

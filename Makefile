@@ -45,8 +45,13 @@ test: setup-dev
 test-fast: setup-dev
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)
 
+# The standard set on the dev split; '--split test' only for release figures. Long: hours on 2 cores.
 bench: setup
 	$(BIN)/hindsight bench scale --import
+	$(BIN)/hindsight bench persona --split dev --method reqap
+	$(BIN)/hindsight bench persona --split dev --method rag
+	$(BIN)/hindsight bench persona --split dev --method codegen
+	$(BIN)/hindsight bench timelineqa --method reqap
 
 doctor: setup
 	$(BIN)/hindsight doctor

@@ -68,14 +68,17 @@ class OnnxEmbedder:
 class OnnxSpladeEncoder:
     """``engine.protocols.SparseEncoder``: term -> max over tokens of log(1 + relu(logit))."""
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 32):
+    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 16,
+                 max_tokens: int = 128):
         self._session = _session(model_path, threads)
-        self._tok = _tokenizer(tokenizer_path, 256)
+        # 128 tokens: SPLADE's vocabulary head makes a (batch, tokens, 30522) tensor,
+        # so cost grows with every token; event documents put their facts first.
+        self._tok = _tokenizer(tokenizer_path, max_tokens)
         vocab = self._tok.get_vocab()
         self._terms = [""] * len(vocab)
         for term, idx in vocab.items():
             self._terms[idx] = term
-        self._special = {vocab[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]") if t in vocab}
+        self._special = sorted({vocab[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]") if t in vocab})
         self._batch = batch_size
         self.path = Path(model_path)
 
@@ -84,16 +87,23 @@ class OnnxSpladeEncoder:
 
         if self._session is None:
             raise RuntimeError(f"sparse encoder {self.path} is closed")
-        out: list[dict[str, float]] = []
-        for i in range(0, len(texts), self._batch):
-            feed = _feed(self._tok, texts[i:i + self._batch])
+        texts = list(texts)
+        out: list[dict[str, float] | None] = [None] * len(texts)
+        # Batches of similar length pad little; padding costs a full vocabulary row per token.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self._batch):
+            idx = order[start:start + self._batch]
+            feed = _feed(self._tok, [texts[i] for i in idx])
             logits = self._session.run(["logits"], feed)[0]
-            act = np.log1p(np.maximum(logits, 0.0)) * feed["attention_mask"][..., None]
-            weights = act.max(axis=1)
-            for row in weights:
-                nz = np.nonzero(row)[0]
-                out.append({self._terms[j]: float(row[j]) for j in nz if j not in self._special})
-        return out
+            np.maximum(logits, 0.0, out=logits)
+            np.log1p(logits, out=logits)
+            logits *= feed["attention_mask"][..., None]
+            weights = logits.max(axis=1)
+            weights[:, self._special] = 0.0
+            for i, row in zip(idx, weights):
+                nz = np.flatnonzero(row)
+                out[i] = dict(zip((self._terms[j] for j in nz), row[nz].tolist()))
+        return out  # type: ignore[return-value]
 
     def close(self) -> None:
         self._session = None

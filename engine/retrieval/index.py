@@ -76,7 +76,7 @@ class RetrievalIndex:
     """Open (creating) the index for ``store``. ``sparse`` may be None: then only
     full-text search is used."""
 
-    def __init__(self, store, *, sparse=None, path: str | Path | None = None, encode_batch: int = 64):
+    def __init__(self, store, *, sparse=None, path: str | Path | None = None, encode_batch: int = 256):
         self.store = store
         self.sparse = sparse
         self.encode_batch = encode_batch
@@ -213,7 +213,7 @@ class RetrievalIndex:
                         ids.append(doc_id); terms.append(term); ws.append(float(w))
                 finished.append(doc_id)
             done += len(batch)
-            if len(finished) >= 4096:
+            if len(finished) >= 1024:  # keep work across an interrupted refresh
                 flush()
             if progress:
                 progress("sparse", done, len(todo))

@@ -16,10 +16,11 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import apple_health
 from importers.base import Entry, Event, ImportContext, ImportIssue
+from tests.conftest import SHARED
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIX = FIXTURES / "apple_health"
-REAL = Path("/work/shared/data/apple-health/export.xml")
+REAL = SHARED / "data/apple-health/export.xml"
 BERLIN = ImportContext(home_tz=ZoneInfo("Europe/Berlin"))
 
 

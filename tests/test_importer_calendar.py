@@ -17,10 +17,11 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers.base import Entry, Event, ImportContext, ImportIssue
 from importers.calendar import IMPORTERS, MAX_OCCURRENCES
+from tests.conftest import SHARED
 
 FIX = Path(__file__).parent / "fixtures" / "calendar"
 GOOGLE = FIX / "Takeout" / "Calendar" / "alex.doe@example.org.ics"
-CORPUS = Path("/work/shared/data/ics-corpus")
+CORPUS = SHARED / "data/ics-corpus"
 BERLIN = ImportContext(home_tz=ZoneInfo("Europe/Berlin"))
 IMPORTER = IMPORTERS[0]
 

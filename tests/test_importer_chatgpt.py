@@ -16,9 +16,10 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import chatgpt
 from importers.base import Entry, Event, ImportContext, ImportIssue
+from tests.conftest import SHARED
 
 FIX = Path(__file__).parent / "fixtures" / "chatgpt"
-REAL = Path("/work/shared/data/chatgpt-export/conversations.json")
+REAL = SHARED / "data/chatgpt-export/conversations.json"
 BERLIN = ImportContext(home_tz=ZoneInfo("Europe/Berlin"))
 FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

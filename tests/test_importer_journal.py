@@ -16,10 +16,11 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import journal
 from importers.base import Entry, ImportContext
+from tests.conftest import SHARED
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "journal"
-TIMELINEQA = Path("/work/shared/data/timelineqa/sparse-0/sparse-0.json")
+TIMELINEQA = SHARED / "data/timelineqa/sparse-0/sparse-0.json"
 CTX = ImportContext(home_tz=ZoneInfo("Europe/Berlin"))
 
 

@@ -18,6 +18,7 @@ import logging
 import re
 from dataclasses import dataclass
 from datetime import date, datetime
+import os
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +26,15 @@ import duckdb
 
 log = logging.getLogger(__name__)
 
-DATA_DIR = Path("/work/shared/data/timelineqa")
+def _default_data_dir() -> Path:
+    """$HINDSIGHT_TIMELINEQA_DIR, else ``shared/data/timelineqa`` beside the checkout."""
+    env = os.environ.get("HINDSIGHT_TIMELINEQA_DIR")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[3] / "shared" / "data" / "timelineqa"
+
+
+DATA_DIR = _default_data_dir()
 #: The generator ran for year 2022 and logged events through 2022-12-31; relative
 #: questions ("how many times ... in total") are asked from the end of that year.
 TODAY = date(2022, 12, 31)

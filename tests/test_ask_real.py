@@ -31,14 +31,15 @@ def test_real_engine_answers_with_a_valid_plan_and_real_evidence(store, model_re
         answer = engine.ask("How many podcast episodes did I listen to in 2023?", today=date(2024, 1, 1))
     finally:
         engine.close()
-    assert answer.llm_calls >= 1 and answer.plan_text
+    why = f"{answer.answer_text!r} (plan {answer.plan_text!r})"
+    assert answer.llm_calls >= 1 and answer.plan_text, why
     plan = parse_plan(answer.plan_text)
-    assert validate_plan(plan) == []
-    assert "RETRIEVE(" in answer.plan_text
+    assert validate_plan(plan) == [], why
+    assert "RETRIEVE(" in answer.plan_text, why
     if answer.ok:
         assert answer.evidence, answer.answer_text
         found = store.events(ids=answer.evidence, limit=None)
         assert len(found) == len(answer.evidence)
     else:  # an honest "nothing found" is allowed with weak quick models; a made-up value is not
-        assert answer.answer is None and "found nothing" in answer.answer_text
+        assert answer.answer is None and "found nothing" in answer.answer_text, why
     assert answer.timings["total_ms"] > 0

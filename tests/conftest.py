@@ -99,3 +99,11 @@ def model_registry(tmp_path_factory):
     reg = ModelRegistry(cache)
     yield reg
     reg.close()
+
+
+def pytest_collection_modifyitems(config, items):
+    """Real-model tests get a longer time limit: the first of them also pays for the
+    session's quick model build and the planner's prompt prefix (minutes on 2 cores)."""
+    for item in items:
+        if item.get_closest_marker("slow") and not item.get_closest_marker("timeout"):
+            item.add_marker(pytest.mark.timeout(2400))

@@ -75,7 +75,7 @@ class OperatorContext:
     notes: list[str] = field(default_factory=list)  # per-node remarks, collected by the executor
 
     @property
-    def eval(self) -> EvalContext:
+    def eval_context(self) -> EvalContext:
         return EvalContext(self.today)
 
     def check_cancel(self) -> None:

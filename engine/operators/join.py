@@ -270,7 +270,7 @@ def join(node: Join, left: list[Row], right: list[Row], ctx: OperatorContext) ->
 
 
 def _join_python(node: Join, left: list[Row], right: list[Row], ctx: OperatorContext) -> list[Row]:
-    out, ev, n = [], ctx.eval, 0
+    out, ev, n = [], ctx.eval_context, 0
     for r1 in left:
         for r2 in right:
             n += 1

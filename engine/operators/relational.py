@@ -20,7 +20,7 @@ _CHECK_EVERY = 2000
 
 def _call(op: str, fn: Lambda, row: Row, ctx: OperatorContext) -> Any:
     try:
-        return call_lambda(fn, (row,), ctx.eval)
+        return call_lambda(fn, (row,), ctx.eval_context)
     except EvalError as exc:
         raise OperatorError(op, f"failed on event(s) {', '.join(sorted(row.ids)[:3])}: {exc}") from exc
 
@@ -82,7 +82,7 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
         return Scalar(len(rows), ids)
     if isinstance(node.fct, Lambda):
         try:
-            return Scalar(call_lambda(node.fct, (rows,), ctx.eval), ids)
+            return Scalar(call_lambda(node.fct, (rows,), ctx.eval_context), ids)
         except EvalError as exc:
             raise OperatorError("APPLY", str(exc)) from exc
     raise OperatorError("APPLY", f"unknown function {node.fct!r}")

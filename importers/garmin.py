@@ -21,6 +21,7 @@ from datetime import datetime, timedelta
 import ijson
 import orjson
 
+from importers._workout import workout_attributes
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 from importers.strava import sport_of
 
@@ -116,22 +117,14 @@ def _activity_event(rec: dict, loc: str, zone) -> Event:
     avg_hr = _number(rec, "avgHr")
     max_hr = _number(rec, "maxHr")
     elevation_cm = _number(rec, "elevationGain")
-    if distance_cm is not None:
-        attrs["distance_km"] = round(distance_cm / _CM_PER_KM, 3)
     active_ms = moving_ms if moving_ms is not None else duration_ms
     total_ms = elapsed_ms if elapsed_ms is not None else duration_ms
-    if active_ms is not None:
-        attrs["duration_min"] = round(active_ms / 60_000, 2)
-    if total_ms is not None:
-        attrs["elapsed_min"] = round(total_ms / 60_000, 2)
-    if avg_hr is not None:
-        attrs["avg_heart_rate"] = round(avg_hr)
-    if max_hr is not None:
-        attrs["max_heart_rate"] = round(max_hr)
-    if calories is not None:
-        attrs["calories"] = round(calories)
-    if elevation_cm is not None:
-        attrs["elevation_gain_m"] = round(elevation_cm / 100, 1)
+    attrs.update(workout_attributes(
+        distance_km=None if distance_cm is None else distance_cm / _CM_PER_KM,
+        moving_min=None if active_ms is None else active_ms / 60_000,
+        elapsed_min=None if total_ms is None else total_ms / 60_000,
+        avg_hr=avg_hr, max_hr=max_hr, calories=calories,
+        elevation_m=None if elevation_cm is None else elevation_cm / 100))
     for n in range(8):
         z = _number(rec, f"hrTimeInZone_{n}")
         if z is not None:

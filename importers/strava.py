@@ -20,6 +20,7 @@ from datetime import datetime, timedelta
 import orjson
 
 from importers._csv import csv_rows
+from importers._workout import workout_attributes
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 
 _MAX_RAW = 4000
@@ -271,23 +272,13 @@ def _row_event(header: list[str], row: list[str], pos: dict[str, int], loc: str,
     effort = number("relative_effort#2", "relative_effort")
     elevation = number("elevation_gain")
     commute = _truthy(cell("commute#2")) if cell("commute#2") else _truthy(cell("commute"))
-    if distance_km is not None:
-        attrs["distance_km"] = round(distance_km, 3)
     duration_s = moving_s if moving_s is not None else elapsed_s
-    if duration_s is not None:
-        attrs["duration_min"] = round(duration_s / 60, 2)
-    if elapsed_s is not None:
-        attrs["elapsed_min"] = round(elapsed_s / 60, 2)
-    if avg_hr is not None:
-        attrs["avg_heart_rate"] = round(avg_hr)
-    if max_hr is not None:
-        attrs["max_heart_rate"] = round(max_hr)
-    if calories is not None:
-        attrs["calories"] = round(calories)
+    attrs.update(workout_attributes(
+        distance_km=distance_km, moving_min=None if duration_s is None else duration_s / 60,
+        elapsed_min=None if elapsed_s is None else elapsed_s / 60, avg_hr=avg_hr, max_hr=max_hr,
+        calories=calories, elevation_m=elevation))
     if effort is not None:
         attrs["relative_effort"] = round(effort)
-    if elevation is not None:
-        attrs["elevation_gain_m"] = round(elevation, 1)
     if commute is not None:
         attrs["commute"] = commute
     for key in ("gear", "description", "filename"):

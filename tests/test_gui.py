@@ -89,7 +89,10 @@ def make_window(qtbot, store, settings, tmp_path):
         w = MainWindow(store, settings, tmp_path / "data",
                        engine_factory=factory or (lambda s, st: engine))
         w.fake_engine = engine
-        qtbot.addWidget(w)
+        # before pytest-qt closes the window, let running jobs deliver 'finished':
+        # closing mid-import asks the user (a modal box nobody answers in a test)
+        qtbot.addWidget(w, before_close_func=lambda w: qtbot.waitUntil(
+            lambda: not w.sources.importing and w.ask._ask_job is None, timeout=WAIT))
         w.show()
         qtbot.waitExposed(w)
         w.start()
@@ -205,8 +208,15 @@ def test_escape_cancels_a_running_question(qtbot, make_window, store):
         qtbot.keyClick(w, Qt.Key.Key_Escape)
     # the worker notices the cancel on its own thread, possibly after the signal
     qtbot.waitUntil(engine.saw_cancel.is_set, timeout=WAIT)
+    # the pane is ready again once the job's 'finished' arrives, which the worker
+    # emits after 'cancelled': wait for it rather than race it
+    qtbot.waitUntil(w.ask.ask_button.isEnabled, timeout=WAIT)
     assert not w.ask.cards()
-    assert w.ask.ask_button.isEnabled()
+    assert not w.ask.progress_row.isVisible()
+    engine.block = False
+    with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
+        assert w.ask.ask("Which artist did I play most?"), "a new question is accepted after a cancel"
+    assert len(w.ask.cards()) == 1
 
 
 def test_escape_cancels_a_running_import(qtbot, make_window, store, spotify_zip, monkeypatch):

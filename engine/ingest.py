@@ -12,6 +12,7 @@ import hashlib
 import io
 import logging
 import os
+import queue
 import threading
 import time
 import uuid
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import IO
 
 import duckdb
+import pyarrow as pa
 
-from engine.store import EventStore, dumps
-from importers.base import Entry, Event, ImportContext, Importer, ImportIssue
+from engine.store import EventStore, batch_to_arrow, dumps, events_to_arrow
+from importers.base import Entry, Event, EventBatch, ImportContext, Importer, ImportIssue
 from importers.registry import Registry, default_registry
 
 log = logging.getLogger(__name__)
@@ -226,7 +228,7 @@ GROUP_FILES = 500
 
 def import_paths(store: EventStore, paths: list[str | Path], *, registry: Registry | None = None,
                  context: ImportContext | None = None, progress: ProgressCallback | None = None,
-                 cancel: threading.Event | None = None, batch_size: int = 20_000,
+                 cancel: threading.Event | None = None, batch_size: int = 10_000,
                  only: str | None = None) -> ImportReport:
     """Import everything under ``paths``. ``only`` forces one importer by name."""
     registry = registry or default_registry()
@@ -389,7 +391,11 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
         by_name = {fr.path: fr for fr in done_reports} | {fr.path: fr for _, fr, _, _, _ in pending}
         return [by_name[w.entry.name] for w in group]
 
-    result = store.write(job).result()
+    def limited_job(con) -> list[FileReport]:
+        with store.importing(con):
+            return job(con)
+
+    result = store.write(limited_job).result()
     if result is None:
         out: list[FileReport] = []
         for w in group:
@@ -398,18 +404,106 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
     return result
 
 
+@dataclass(slots=True)
+class _Chunk:
+    """What the reading thread hands the writer: rows ready to append, the issues
+    met since the last chunk, or the importer's failure (with how many events it
+    had read that never made it into a chunk)."""
+
+    issues: list[ImportIssue] = field(default_factory=list)
+    rows: pa.Table | None = None
+    failure: BaseException | None = None
+    unsent: int = 0
+
+
+class _Stopped(Exception):
+    """The writer gave up on this file; the reading thread ends quietly."""
+
+
+class _ReadAhead:
+    """Runs an importer on its own thread, a few batches ahead of the writer, and
+    turns its events into Arrow rows there: the Python work of reading a file then
+    overlaps DuckDB's inserts, which release the GIL. Only the writer thread ever
+    touches the store; the importer still just yields."""
+
+    DEPTH = 1
+
+    def __init__(self, w: _Work, entry: Entry, import_id: int, batch_size: int):
+        self._queue: queue.Queue[_Chunk | None] = queue.Queue(maxsize=self.DEPTH)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, args=(w, entry, import_id, batch_size),
+                                        name="hindsight-import-reader", daemon=True)
+        self._thread.start()
+
+    def __iter__(self) -> Iterator[_Chunk]:
+        while (chunk := self._queue.get()) is not None:
+            yield chunk
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _put(self, chunk: _Chunk | None) -> None:
+        while True:
+            try:
+                self._queue.put(chunk, timeout=0.05)
+                return
+            except queue.Full:
+                if self._stop.is_set():
+                    raise _Stopped() from None
+
+    def _run(self, w: _Work, entry: Entry, import_id: int, batch_size: int) -> None:
+        name = w.entry.name
+        read_batches = w.importer.read_batches
+        items: Iterator | None = None
+        issues: list[ImportIssue] = []
+        events: list[Event] = []
+        try:
+            try:
+                items = read_batches(entry, batch_size) if read_batches is not None else w.importer.read(entry)
+                for item in items:
+                    if isinstance(item, ImportIssue):
+                        issues.append(item)
+                        if len(issues) >= MAX_STORED_ISSUES:  # a file of nothing but bad records
+                            self._put(_Chunk(issues))
+                            issues = []
+                    elif isinstance(item, EventBatch):  # the fast path: whole columns at once
+                        self._put(_Chunk(issues, batch_to_arrow(item, import_id, name)))
+                        issues = []
+                    else:
+                        item.file = name
+                        events.append(item)
+                        if len(events) >= batch_size:
+                            self._put(_Chunk(issues, events_to_arrow(events, import_id)))
+                            issues, events = [], []
+                if events or issues:
+                    self._put(_Chunk(issues, events_to_arrow(events, import_id) if events else None))
+            except _Stopped:
+                return
+            except BaseException as exc:  # noqa: BLE001 - handed to the writer, which decides
+                self._put(_Chunk(issues, failure=exc, unsent=len(events)))
+                return
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+            self._put(None)
+        except _Stopped:
+            return
+
+
 def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[dict], import_id: int,
                batch_size: int, cancel: threading.Event | None, emit) -> int | None:
     """Stream one file's events into the open transaction. Returns how many events were
     appended, or None when the importer failed (``fr`` then says why)."""
     done = [0]
     appended = 0
-    batch: list[Event] = []
     last_emit = time.monotonic()
     emit(w, "file_start", 0, 0)
+    reader = _ReadAhead(w, _counted(w.entry, done), import_id, batch_size)
     try:
-        for item in w.importer.read(_counted(w.entry, done)):
-            if isinstance(item, ImportIssue):
+        for chunk in reader:
+            for item in chunk.issues:
                 if not item.kept:  # a warning's record arrives as an event too
                     fr.read += 1
                     fr.skipped += 1
@@ -418,22 +512,22 @@ def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[di
                     if item.kept:
                         issue["kept"] = True
                     issues.append(issue)
+            if chunk.failure is not None:
+                fr.read += chunk.unsent
+                raise chunk.failure
+            if chunk.rows is None:
                 continue
-            fr.read += 1
-            item.file = w.entry.name
-            batch.append(item)
-            if len(batch) >= batch_size:
-                store.append_events(con, batch, import_id)
-                appended += len(batch)
-                batch.clear()
-                if cancel is not None and cancel.is_set():
-                    raise ImportCancelled()
-                now = time.monotonic()
-                if now - last_emit > 0.2:
-                    emit(w, "file_progress", fr.read, done[0])
-                    last_emit = now
-        store.append_events(con, batch, import_id)
-        appended += len(batch)
+            fr.read += chunk.rows.num_rows
+            appended += chunk.rows.num_rows
+            store.append_table(con, chunk.rows)
+            del chunk
+            if cancel is not None and cancel.is_set():
+                raise ImportCancelled()
+            now = time.monotonic()
+            if now - last_emit > 0.2:
+                # a broken file is read a second time (importers._json falls back to ijson)
+                emit(w, "file_progress", fr.read, min(done[0], w.entry.size or done[0]))
+                last_emit = now
     except (ImportCancelled, duckdb.Error):
         raise
     except Exception as exc:  # noqa: BLE001 - one bad file must not stop the others
@@ -444,6 +538,8 @@ def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[di
                       f"{type(exc).__name__}: {exc}; nothing from this file was kept")
         fr.read = fr.skipped = 0
         return None
+    finally:
+        reader.close()
     if cancel is not None and cancel.is_set():
         raise ImportCancelled()
     return appended

@@ -15,7 +15,8 @@ import os
 import tempfile
 import threading
 import uuid
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime
@@ -27,7 +28,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from importers.base import Event, event_id, to_utc_naive
+from importers.base import Event, EventBatch, event_id, to_utc_naive
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -125,6 +126,20 @@ def events_to_arrow(events: Sequence[Event], import_id: int) -> pa.Table:
     return pa.table(cols, schema=_ARROW_SCHEMA)
 
 
+def batch_to_arrow(batch: EventBatch, import_id: int, file: str) -> pa.Table:
+    """The same table as :func:`events_to_arrow` gives for ``batch.events()``
+    (with ``file`` set), built column by column. Arrow turns aware times into
+    UTC itself, faster than ``to_utc_naive`` per time."""
+    n = len(batch)
+    return pa.table({
+        "id": batch.ids(), "source": pa.repeat(pa.scalar(batch.source, pa.string()), n),
+        "kind": batch.kind, "title": batch.title, "text": batch.text, "start": batch.start, "end": batch.end,
+        "tz_offset_min": batch.tz_offset_min, "attributes": [dumps(a) for a in batch.attributes],
+        "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), n),
+        "file": pa.repeat(pa.scalar(file, pa.string()), n), "locator": batch.locator, "raw": batch.raw,
+    }, schema=_ARROW_SCHEMA)
+
+
 @dataclass(frozen=True, slots=True)
 class BatchResult:
     added: int
@@ -135,8 +150,13 @@ class EventStore:
     """Open (creating or migrating) the store at ``path``; ``":memory:"`` for tests."""
 
     def __init__(self, path: str | Path = ":memory:", *, read_only: bool = False,
-                 memory_limit: str = "1GB"):
+                 memory_limit: str = "1GB", import_memory_limit: str = "128MB"):
         self.path = str(path)
+        self.memory_limit = memory_limit
+        # An import streams, so a small buffer pool suffices (DuckDB spills beyond
+        # it), and the import's peak memory stays flat in the file's size instead
+        # of growing to ``memory_limit`` with the rows of its open transaction.
+        self.import_memory_limit = import_memory_limit
         if self.path != ":memory:":
             Path(self.path).parent.mkdir(parents=True, exist_ok=True)
         try:
@@ -235,18 +255,38 @@ class EventStore:
                 raise
 
     # ---- writer-side helpers (call only inside write()) ----------------------------
+    @contextmanager
+    def importing(self, con: duckdb.DuckDBPyConnection) -> Iterator[None]:
+        """Run an import under :attr:`import_memory_limit` and with one DuckDB
+        thread, then restore both. One thread, because the import's reading thread
+        keeps a core busy parsing; a second DuckDB thread only fought it for that
+        core. Both settings are the database's: readers share them meanwhile."""
+        threads = con.execute("SELECT current_setting('threads')").fetchone()[0]
+        con.execute(f"SET memory_limit = {_sql_text(self.import_memory_limit)}")
+        con.execute("SET threads = 1")
+        try:
+            yield
+        finally:
+            con.execute(f"SET memory_limit = {_sql_text(self.memory_limit)}")
+            con.execute(f"SET threads = {int(threads)}")
+
     def append_events(self, con: duckdb.DuckDBPyConnection, events: Sequence[Event], import_id: int) -> None:
         """Append a batch inside the caller's transaction (writer thread only);
-        :meth:`finish_imports` removes duplicates once per group of files.
+        :meth:`finish_imports` removes duplicates once per group of files."""
+        if events:
+            self.append_table(con, events_to_arrow(events, import_id))
 
-        The batch travels through a temporary Parquet file rather than a registered
+    def append_table(self, con: duckdb.DuckDBPyConnection, table: pa.Table) -> None:
+        """Append rows made by :func:`events_to_arrow` or :func:`batch_to_arrow`
+        (which any thread may call) inside the caller's transaction (writer thread only).
+
+        The rows travel through a temporary Parquet file rather than a registered
         Arrow table: DuckDB keeps registered Arrow buffers alive until the
         transaction ends, which made memory grow with the file's size."""
-        if not events:
+        if not table.num_rows:
             return
-        table = events_to_arrow(events, import_id)
         spill = self._spill_path()
-        pq.write_table(table, spill, compression="none")
+        pq.write_table(table, spill, compression="none", use_dictionary=False, write_statistics=False)
         del table
         try:
             con.execute("INSERT INTO events SELECT * FROM read_parquet(?)", [str(spill)])
@@ -414,6 +454,10 @@ class EventStore:
                 raise
             return len(removed)
         return self.write(job).result()
+
+
+def _sql_text(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _naive_utc(dt: datetime) -> datetime:

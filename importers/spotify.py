@@ -15,7 +15,7 @@ from datetime import datetime, timedelta
 import orjson
 
 from importers._json import iter_array
-from importers.base import UTC, Entry, Event, Importer, ImportIssue, LocalOffsets
+from importers.base import UTC, Entry, Event, EventBatch, Importer, ImportIssue, LocalOffsets
 
 _EXTENDED_NAME = re.compile(r"^(streaming_history_(audio|video)_.*|endsong_\d+)\.json$", re.I)
 _BASIC_NAME = re.compile(r"^streaminghistory(_music|_podcast)?_?\d*\.json$", re.I)
@@ -60,90 +60,129 @@ def _duration_text(ms: int) -> str:
     return f"{h} h {m} min"
 
 
-def _parse_ts(value: str) -> datetime:
-    # "2021-03-01T12:34:56Z"; fromisoformat accepts Z since 3.11
-    dt = datetime.fromisoformat(value)
-    return dt.replace(tzinfo=UTC) if dt.tzinfo is None else dt
-
-
 def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
+    for item in read_extended_batches(entry):
+        if isinstance(item, ImportIssue):
+            yield item
+        else:
+            yield from item.events()
+
+
+def read_extended_batches(entry: Entry, size: int = 20_000) -> Iterator[EventBatch | ImportIssue]:
+    """The extended history as batches of about ``size`` events. This is the hot
+    path of the largest exports people have (a million plays), hence the locals."""
     local_offset = LocalOffsets(entry.context.home_tz)
-    with entry.open() as f:
-        for item in iter_array(f):
-            if isinstance(item, ImportIssue):
-                yield item
-                return
-            index, rec = item
-            loc = f"item {index + 1}"
-            if not isinstance(rec, dict):
-                yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
-                continue
-            try:
-                end = _parse_ts(rec["ts"])
-                ms = int(rec.get("ms_played") or 0)
-            except KeyError as exc:
-                yield ImportIssue(loc, f"missing field {exc.args[0]!r}")
-                continue
-            except (TypeError, ValueError) as exc:
-                yield ImportIssue(loc, f"bad timestamp or ms_played: {exc}")
-                continue
-            if ms < 0:
-                yield ImportIssue(loc, f"negative ms_played {ms}")
-                continue
-            try:
-                start = end - timedelta(milliseconds=ms)
-            except OverflowError:
-                yield ImportIssue(loc, f"ms_played {ms} reaches before year 1")
-                continue
-            attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
-            for src, dst in _EXTENDED_FIELDS.items():
-                value = rec.get(src)
-                if value is not None and value != "":
-                    attrs[dst] = value
-            track = rec.get("master_metadata_track_name")
-            episode = rec.get("episode_name")
-            audiobook = rec.get("audiobook_title")
-            if track:
-                kind, uri = "music_stream", rec.get("spotify_track_uri") or ""
-                artist = rec.get("master_metadata_album_artist_name") or ""
-                album = rec.get("master_metadata_album_album_name") or ""
-                attrs.update(track=track, artist=artist, album=album)
-                title = f"{artist} – {track}" if artist else track
-                text = f"Listened to {track}" + (f" by {artist}" if artist else "") + (
-                    f" from the album {album}" if album else "")
-            elif episode or rec.get("spotify_episode_uri"):
-                kind, uri = "podcast_stream", rec.get("spotify_episode_uri") or ""
-                show = rec.get("episode_show_name") or ""
-                attrs.update(episode=episode or "", show=show)
-                title = f"{show} – {episode}" if show else (episode or "Podcast episode")
-                text = f"Listened to the podcast episode {episode or 'unknown'}" + (f" of {show}" if show else "")
-            elif audiobook or rec.get("audiobook_uri"):
-                kind, uri = "audiobook_stream", rec.get("audiobook_chapter_uri") or rec.get("audiobook_uri") or ""
-                chapter = rec.get("audiobook_chapter_title") or ""
-                attrs.update(audiobook=audiobook or "", chapter=chapter)
-                title = f"{audiobook} – {chapter}" if chapter else (audiobook or "Audiobook")
-                text = f"Listened to the audiobook {audiobook or 'unknown'}" + (f", {chapter}" if chapter else "")
-            else:
-                # Spotify writes rows without metadata for plays of removed or local items.
-                kind, uri = "music_stream", ""
-                title, text = "Unknown track", "Listened to a track Spotify gave no name for"
-            if uri:
-                attrs["uri"] = uri
-            text += f" for {_duration_text(ms)}"
-            if attrs.get("platform"):
-                text += f" on {attrs['platform']}"
-            yield Event(
-                source="spotify", kind=kind, start=start, end=end, title=title, text=text + ".",
-                attributes=attrs, tz_offset_min=local_offset(start),
-                key=f"{rec['ts']}|{uri}|{ms}", locator=loc,
-                raw=orjson.dumps(rec).decode(),
-            )
+    fields = tuple(_EXTENDED_FIELDS.items())
+    fromisoformat, to_ms, dumps = datetime.fromisoformat, timedelta, orjson.dumps
+    batch = EventBatch("spotify")
+    b_kind, b_title, b_text, b_start, b_end, b_tz, b_attrs, b_key, b_loc, b_raw = batch.columns()
+    try:
+        with entry.open() as f:
+            for item in iter_array(f, reopen=entry.open):
+                if isinstance(item, ImportIssue):
+                    yield item
+                    break
+                index, rec = item
+                loc = f"item {index + 1}"
+                if not isinstance(rec, dict):
+                    yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
+                    continue
+                try:
+                    ts = rec["ts"]
+                    end = fromisoformat(ts)
+                    ms = int(rec.get("ms_played") or 0)
+                except KeyError as exc:
+                    yield ImportIssue(loc, f"missing field {exc.args[0]!r}")
+                    continue
+                except (TypeError, ValueError) as exc:
+                    yield ImportIssue(loc, f"bad timestamp or ms_played: {exc}")
+                    continue
+                if ms < 0:
+                    yield ImportIssue(loc, f"negative ms_played {ms}")
+                    continue
+                if end.tzinfo is None:
+                    end = end.replace(tzinfo=UTC)
+                try:
+                    start = end - to_ms(milliseconds=ms)
+                except OverflowError:
+                    yield ImportIssue(loc, f"ms_played {ms} reaches before year 1")
+                    continue
+                get = rec.get
+                attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
+                attrs.update({dst: value for src, dst in fields
+                              if (value := get(src)) is not None and value != ""})
+                track = get("master_metadata_track_name")
+                if track:
+                    kind, uri = "music_stream", get("spotify_track_uri") or ""
+                    artist = get("master_metadata_album_artist_name") or ""
+                    album = get("master_metadata_album_album_name") or ""
+                    attrs["track"] = track
+                    attrs["artist"] = artist
+                    attrs["album"] = album
+                    if artist:
+                        title = f"{artist} – {track}"
+                        text = (f"Listened to {track} by {artist} from the album {album}" if album
+                                else f"Listened to {track} by {artist}")
+                    else:
+                        title = track
+                        text = f"Listened to {track} from the album {album}" if album else f"Listened to {track}"
+                else:
+                    episode = get("episode_name")
+                    audiobook = get("audiobook_title")
+                    if episode or get("spotify_episode_uri"):
+                        kind, uri = "podcast_stream", get("spotify_episode_uri") or ""
+                        show = get("episode_show_name") or ""
+                        attrs.update(episode=episode or "", show=show)
+                        title = f"{show} – {episode}" if show else (episode or "Podcast episode")
+                        text = (f"Listened to the podcast episode {episode or 'unknown'}"
+                                + (f" of {show}" if show else ""))
+                    elif audiobook or get("audiobook_uri"):
+                        kind = "audiobook_stream"
+                        uri = get("audiobook_chapter_uri") or get("audiobook_uri") or ""
+                        chapter = get("audiobook_chapter_title") or ""
+                        attrs.update(audiobook=audiobook or "", chapter=chapter)
+                        title = f"{audiobook} – {chapter}" if chapter else (audiobook or "Audiobook")
+                        text = (f"Listened to the audiobook {audiobook or 'unknown'}"
+                                + (f", {chapter}" if chapter else ""))
+                    else:
+                        # Spotify writes rows without metadata for plays of removed or local items.
+                        kind, uri = "music_stream", ""
+                        title, text = "Unknown track", "Listened to a track Spotify gave no name for"
+                if uri:
+                    attrs["uri"] = uri
+                duration = _duration_text(ms)
+                platform = attrs.get("platform")
+                if platform:
+                    text = f"{text} for {duration} on {platform}."
+                else:
+                    text = f"{text} for {duration}."
+                b_kind.append(kind)
+                b_title.append(title)
+                b_text.append(text)
+                b_start.append(start)
+                b_end.append(end)
+                b_tz.append(local_offset(start))
+                b_attrs.append(attrs)
+                b_key.append(f"{ts}|{uri}|{ms}")
+                b_loc.append(loc)
+                b_raw.append(dumps(rec).decode())
+                if len(b_kind) >= size:
+                    yield batch
+                    batch = EventBatch("spotify")
+                    b_kind, b_title, b_text, b_start, b_end, b_tz, b_attrs, b_key, b_loc, b_raw = batch.columns()
+    except Exception:
+        # count what was read before a failure the way ``read`` would: yielded first
+        if len(batch):
+            yield batch
+        raise
+    if len(batch):
+        yield batch
 
 
 def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
     local_offset = LocalOffsets(entry.context.home_tz)
     with entry.open() as f:
-        for item in iter_array(f):
+        for item in iter_array(f, reopen=entry.open):
             if isinstance(item, ImportIssue):
                 yield item
                 return
@@ -195,6 +234,7 @@ IMPORTERS = (
     Importer(
         name="spotify_extended", title="Spotify extended streaming history", version="1",
         source="spotify", recognize=_recognize_extended, read=read_extended,
+        read_batches=read_extended_batches,
         description="Streaming_History_Audio_*.json, Streaming_History_Video_*.json, endsong_N.json",
     ),
     Importer(

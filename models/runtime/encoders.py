@@ -81,6 +81,8 @@ class OnnxSpladeEncoder:
         self._special = sorted({vocab[t] for t in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]") if t in vocab})
         self._batch = batch_size
         self.path = Path(model_path)
+        # current builds pool inside the graph ("weights"); older ones return raw logits
+        self._pooled = self._session.get_outputs()[0].name == "weights"
 
     def encode(self, texts: Sequence[str]) -> list[dict[str, float]]:
         import numpy as np
@@ -94,11 +96,14 @@ class OnnxSpladeEncoder:
         for start in range(0, len(order), self._batch):
             idx = order[start:start + self._batch]
             feed = _feed(self._tok, [texts[i] for i in idx])
-            logits = self._session.run(["logits"], feed)[0]
-            np.maximum(logits, 0.0, out=logits)
-            np.log1p(logits, out=logits)
-            logits *= feed["attention_mask"][..., None]
-            weights = logits.max(axis=1)
+            if self._pooled:
+                weights = self._session.run(["weights"], feed)[0]
+            else:
+                logits = self._session.run(["logits"], feed)[0]
+                np.maximum(logits, 0.0, out=logits)
+                np.log1p(logits, out=logits)
+                logits *= feed["attention_mask"][..., None]
+                weights = logits.max(axis=1)
             weights[:, self._special] = 0.0
             for i, row in zip(idx, weights):
                 nz = np.flatnonzero(row)

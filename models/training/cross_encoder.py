@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from models.training.rerank_data import PATTERN_LABELS, Pair
+from models.training.retrieval_data import PATTERN_LABELS, Pair
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ several locales gives the variety the extractor needs to learn to copy instead o
 memorising (the verified warm start copied 0 of 161 unseen names).
 
 This module must not decide what the texts look like; ``extract_data`` and
-``rerank_data`` do.
+the seq2seq trainer do.
 """
 from __future__ import annotations
 

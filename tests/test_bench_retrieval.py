@@ -1,0 +1,41 @@
+"""``hindsight bench retrieval``: recall and precision of RETRIEVE against the
+generator's facts (fast: a short persona and fake models with known behaviour)."""
+from __future__ import annotations
+
+from app.bench import retrieval
+
+
+class _Patterns:
+    """Knows exactly one kind: Spotify plays are music, everything else is not."""
+
+    def classify(self, query, patterns):
+        music = "music" in query or "songs" in query or "tracks" in query
+        return [("relevant" if music else "irrelevant") if "music_stream" in p else "irrelevant" for p in patterns]
+
+    def close(self):
+        pass
+
+
+class _Registry:
+    def sparse_encoder(self):
+        return None
+
+    def pattern_classifier(self):
+        return _Patterns()
+
+    def event_classifier(self):
+        return None
+
+
+def test_recall_and_precision_follow_the_classifier(tmp_path):
+    figures = retrieval.run(persona="p5", concepts=4, work_dir=tmp_path, scale=0.05, years=0.2,
+                            models=_Registry())
+    rows = {c["query"]: c for c in figures["concepts"]}
+    assert len(rows) == 4 and figures["events"] > 0
+    music = next(c for q, c in rows.items() if "song" in q or "music" in q or "tracks" in q)
+    assert music["recall"] == 1.0 and music["precision"] == 1.0  # every play, nothing else
+    others = [c for c in rows.values() if c is not music and c["truth"]]
+    assert others and all(c["recall"] == 0.0 for c in others)  # the fake knows nothing else
+    assert 0 < figures["overall"]["recall_macro"] < 1
+    text = retrieval.table(figures)
+    assert "| kind |" in text and music["query"] in text

@@ -417,9 +417,11 @@ class EventStore:
         return {tuple(r[:4]): dict(zip(keys, r[4:])) for r in rows}
 
     def sources(self) -> list[dict]:
-        """Per source and kind: how many events and which dates they span."""
+        """Per source and kind: how many events and which dates they span, in the
+        events' local time (a note of 1 January is not "31 December" in UTC)."""
+        local = "start + to_minutes(coalesce(tz_offset_min, 0))"
         rows = self.reader().execute(
-            "SELECT source, kind, count(*), min(start), max(start) FROM events "
+            f"SELECT source, kind, count(*), min({local}), max({local}) FROM events "
             "GROUP BY source, kind ORDER BY source, kind").fetchall()
         return [dict(source=s, kind=k, events=n, first=a, last=b) for s, k, n, a, b in rows]
 

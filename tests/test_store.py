@@ -227,3 +227,14 @@ def test_small_files_share_a_transaction_but_fail_alone(store, tmp_path):
     a_id, c_id = (i["id"] for i in store.imports())
     assert store.remove_import(a_id) == 5
     assert store.count() == 10
+
+
+def test_sources_give_local_dates(store, tmp_path):
+    """A note written at 00:30 on New Year's Day in Berlin is 2023, not 2022 (UTC)."""
+    (a,) = _files(tmp_path, ["a.txt"])
+    berlin = timezone(timedelta(hours=1))
+    new_year = Event(source="journal", kind="note", start=datetime(2023, 1, 1, 0, 30, tzinfo=berlin),
+                     title="New year", text="Happy new year", tz_offset_min=60)
+    import_paths(store, [a], registry=_registry({"a.txt": [new_year]}))
+    [row] = store.sources()
+    assert row["first"] == datetime(2023, 1, 1, 0, 30) == row["last"]

@@ -385,3 +385,17 @@ def test_real_models_persona_smoke(cli, tmp_path, monkeypatch, model_registry, m
     assert figs["llm_calls_per_question"] >= 1 and figs["latency_ms"]["median"] > 0
     recs = [json.loads(line) for line in Path(figs["records_file"]).read_text().splitlines()]
     assert len(recs) == limit and all(r["timings"].get("total_ms") for r in recs)
+
+
+def test_limit_spreads_questions_over_templates():
+    qs = [{"id": f"p:{t}:{i}", "question": f"{t} {i}"} for t in ("a", "b", "c") for i in range(5)]
+    picked = persona.spread(qs, 5)
+    assert len(picked) == 5 and {q["id"].split(":")[1] for q in picked} == {"a", "b", "c"}
+    assert persona.spread(qs, 5) == picked  # deterministic
+    assert len(persona.spread(qs, 100)) == 15
+
+
+def test_timelineqa_limit_takes_both_kinds():
+    qs = [{"kind": "atomic", "id": i} for i in range(10)] + [{"kind": "multihop", "id": 10 + i} for i in range(10)]
+    picked = timelineqa.select(qs, "all", 6)
+    assert [q["kind"] for q in picked].count("multihop") == 3 and len(picked) == 6

@@ -307,7 +307,7 @@ def run(method: str = "reqap", *, split: str = "dev", persona: str | None = None
         q_split = split if not persona or split == _split_of(pid) else _split_of(pid)
         qs = load_questions(prepared.questions_path, q_split)
         if limit is not None:
-            qs = qs[:max(0, limit - len(records))]
+            qs = spread(qs, max(0, limit - len(records)))
         if not qs:
             continue
         echo(f"{pid}: {len(qs)} questions with {method} (today {prepared.today}); records -> {out_jsonl}")
@@ -324,6 +324,25 @@ def run(method: str = "reqap", *, split: str = "dev", persona: str | None = None
     return figures_for(method, records, split=split, personas=list(imports), imports=imports, scale=scale,
                        years=years,
                        records_file=str(out_jsonl))
+
+
+def spread(questions: Sequence[dict], n: int, seed: int = 0) -> list[dict]:
+    """``n`` questions spread over templates and categories (one per template in a
+    fixed shuffled order, then round again), not the first ``n``, which would all
+    come from the first template or two. Deterministic."""
+    import random
+
+    by_template: dict[str, list[dict]] = {}
+    for q in questions:
+        by_template.setdefault(q["id"].rsplit(":", 1)[0], []).append(q)
+    order = sorted(by_template)
+    random.Random(seed).shuffle(order)
+    out: list[dict] = []
+    rnd = 0
+    while len(out) < n and any(len(by_template[t]) > rnd for t in order):
+        out += [by_template[t][rnd] for t in order if len(by_template[t]) > rnd][:n - len(out)]
+        rnd += 1
+    return out
 
 
 def _split_of(pid: str) -> str:

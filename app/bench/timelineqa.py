@@ -67,7 +67,15 @@ def select(questions: Sequence[dict], kind: str, limit: int | None) -> list[dict
     if kind not in ("atomic", "multihop", "all"):
         raise BenchError(f"unknown question kind {kind!r}; kinds: atomic, multihop, all")
     chosen = [q for q in questions if kind == "all" or q["kind"] == kind]
-    return chosen[:limit] if limit is not None else chosen
+    if limit is None or limit >= len(chosen):
+        return chosen
+    # an even share of each kind (multi-hop and atomic), in the file's order within each
+    kinds = sorted({q["kind"] for q in chosen})
+    out: list[dict] = []
+    for i, k in enumerate(kinds):
+        share = (limit - len(out)) // (len(kinds) - i)
+        out += [q for q in chosen if q["kind"] == k][:share]
+    return out
 
 
 def run(method: str = "reqap", *, kind: str = "all", limit: int | None = None, work_dir: Path = DEFAULT_WORK,

@@ -225,3 +225,16 @@ def test_cli_status_json(tmp_path, monkeypatch):
 def test_decode_handles_every_output_shape(output, expected):
     text = "Met Ana Lima."
     assert fmt.decode(text, fmt.words_of(text), output) == expected
+
+
+def test_pattern_classifier_drops_a_kind_only_when_sure():
+    from models.runtime.classifiers import OnnxPatternClassifier
+
+    clf = object.__new__(OnnxPatternClassifier)  # the decision rule alone, no model file
+    clf.irrelevant_min = 0.8
+    order = retrieval_data.PATTERN_LABELS  # logits in this order
+    sure = [0.0 if lab != "irrelevant" else 4.0 for lab in order]
+    unsure = [0.0 if lab != "irrelevant" else 0.8 for lab in order]
+    assert clf._decide(sure) == "irrelevant"
+    assert clf._decide(unsure) == "partial"
+    assert clf._decide([3.0 if lab == "relevant" else 0.0 for lab in order]) == "relevant"

@@ -148,7 +148,8 @@ MUSIC_WHILE_RUNNING = (
 
 LIFE_PATTERNS = {"music": "relevant", "artist": "relevant", "spotify": "relevant", "running": "relevant",
                  "workout": "partial", "strava": "partial"}
-LIFE_PER_QUERY = {"running workouts": ({"running": "relevant", "workout": "partial"}, "irrelevant")}
+LIFE_PER_QUERY = {"running workouts": ({"running": "relevant", "workout": "partial"}, "irrelevant"),
+                  "music I listened to": ({"music": "relevant"}, "irrelevant")}
 
 
 def test_artist_listened_to_most_while_running(store):
@@ -368,7 +369,7 @@ def test_retrieve_drops_irrelevant_patterns_and_reranks_partial_ones(store):
                              "calendar": "partial", "strava": "irrelevant"})
     reranker = FakeReranker("concert")
     result = execute('RETRIEVE(query="music")', store, Models(patterns=patterns, reranker=reranker),
-                     today=TODAY)
+                     today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
     titles = sorted(r.get("title") for r in result.rows)
     assert titles == sorted([f"Muse – Song {i}" for i in range(5)] + ["Live music: Muse concert"])
     # undecided: only the two calendar events; every group got its own pattern,
@@ -383,7 +384,7 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
     patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
     reranker = FakeReranker("concert")
     result = execute('RETRIEVE(query="live music")', store, Models(patterns=patterns, reranker=reranker),
-                     today=TODAY)
+                     today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
     assert [r.get("title") for r in result.rows] == ["Live music: Muse concert"]
     assert reranker.pairs == 2  # both calendar candidates were scored, nothing else
 
@@ -391,10 +392,12 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
 def test_sparse_candidates_find_what_full_text_misses(store):
     add(store, retrieval_life())
     patterns = FakePatterns({}, default="partial")  # no pattern decides: the candidates are all there is
-    plain = execute('RETRIEVE(query="jogging")', store, Models(patterns=patterns), today=TODAY)
+    search_only = RetrieveSettings(rerank_whole_group=0)  # small groups are not judged whole here
+    plain = execute('RETRIEVE(query="jogging")', store, Models(patterns=patterns), today=TODAY,
+                    retrieve_settings=search_only)
     assert plain.rows == []
     sparse = execute('RETRIEVE(query="jogging")', store, Models(patterns=patterns, sparse=FakeSparse()),
-                     today=TODAY)
+                     today=TODAY, retrieve_settings=search_only)
     assert [r.get("title") for r in sparse.rows] == ["Run"]
 
 
@@ -406,6 +409,31 @@ def workouts_life() -> list[Event]:
     out.append(ev("journal", "note", t + timedelta(days=3), 5, "Day", "Went running with Ana by the river"))
     out.append(ev("journal", "note", t + timedelta(days=4), 5, "Day", "Quiet day at home"))
     return out
+
+
+def test_an_irrelevant_kind_whose_search_hits_pass_the_reranker_is_judged_after_all(store):
+    add(store, retrieval_life())
+    patterns = FakePatterns({}, default="irrelevant")  # sure that no kind matters
+    reranker = FakeReranker("muse")
+    result = execute('RETRIEVE(query="Muse")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    titles = sorted(r.get("title") for r in result.rows)
+    assert titles == sorted([f"Muse – Song {i}" for i in range(5)] + ["Live music: Muse concert"])
+    assert any("search hits pass the reranker" in n for n in result.nodes[0].notes)
+    unchecked = execute('RETRIEVE(query="Muse")', store, Models(patterns=patterns, reranker=reranker),
+                        today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    assert unchecked.rows == []
+
+
+def test_a_small_partial_group_is_reranked_whole(store):
+    add(store, retrieval_life())
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    reranker = FakeReranker("concert")
+    # "gig" is in no document: search finds nothing, yet the concert is found
+    result = execute('RETRIEVE(query="gig")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    assert [r.get("title") for r in result.rows] == ["Live music: Muse concert"]
+    big = execute('RETRIEVE(query="gig")', store, Models(patterns=patterns, reranker=reranker), today=TODAY,
+                  retrieve_settings=RetrieveSettings(rerank_whole_group=1))
+    assert big.rows == []  # a group over the limit: only its search hits are judged
 
 
 def test_value_patterns_split_a_partial_group_and_bring_all_their_events(store):

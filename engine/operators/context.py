@@ -49,6 +49,9 @@ class RetrieveSettings:
     sparse_candidates: int = 1000
     max_patterns: int = 40              # value patterns per partial group
     group_sample: int = 400             # events sampled per partial group to mine value patterns
+    rerank_whole_group: int = 400       # a partial group this small is reranked whole, not only its search hits
+    rerank_per_group: int = 300         # search hits of a bigger partial group the reranker judges
+    verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
     rerank_threshold: float = 0.5
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge

@@ -206,9 +206,38 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
             kept_ids.update(dict.fromkeys(_ids_where(ctx, p)))
         elif label != "irrelevant":
             partial_groups.append((source, kind))
+    # "irrelevant" drops a whole kind unseen: let the reranker check the kind's best
+    # search hits first ("songs by <a name the classifier never saw>" is about plays)
+    irrelevant = [(s, k) for (s, k, _), lab in zip(groups, group_labels) if lab == "irrelevant"]
+    revived: set[tuple[str, str]] = set()
+    if irrelevant and ctx.models.reranker is not None and settings.verify_irrelevant and candidate_ids:
+        rank = {i: n for n, i in enumerate(candidate_ids)}
+        top: dict[tuple[str, str], list[_Event]] = {}
+        for e in sorted(fetch_events(ctx, candidate_ids), key=lambda e: rank[e.id]):
+            g = (e.source, e.kind)
+            if g in irrelevant and len(top.setdefault(g, [])) < settings.verify_irrelevant:
+                top[g].append(e)
+        checks = [e for es in top.values() for e in es]
+        if checks:
+            scores = ctx.models.reranker.score([(query, verbalise(e.pairs)) for e in checks])
+            revived = {(e.source, e.kind) for e, sc in zip(checks, scores) if sc >= settings.rerank_threshold}
+            for g in sorted(revived):
+                partial_groups.append(g)
+                decided.append(f"{describe_pattern(group_pattern(*g))} [irrelevant, but search hits pass "
+                               f"the reranker: partial]")
+    # a small partial group is judged whole: search misses paraphrases ("lunch at
+    # Golden Dragon" for "restaurants"), and judging a few hundred events is cheap
+    sizes = {(s, k): n for s, k, n in groups}
+    whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group]
+    whole_set = set(whole)
+    if whole:
+        known = set(candidate_ids)
+        for source, kind in whole:
+            candidate_ids += [i for i in _ids_where(ctx, group_pattern(source, kind)) if i not in known]
 
     # 2. inside partial groups: value patterns mined from the group's candidates and a sample
     candidates = fetch_events(ctx, candidate_ids)
+    rank_of = {i: n for n, i in enumerate(candidate_ids)}
     by_group: dict[tuple[str, str], list[_Event]] = {}
     for e in candidates:
         by_group.setdefault((e.source, e.kind), []).append(e)
@@ -217,13 +246,18 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         ctx.check_cancel()
         group = group_pattern(source, kind)
         members = by_group.get((source, kind), [])
+        if (source, kind) not in whole_set and len(members) > settings.rerank_per_group:
+            # a big group: its best search hits only (the reranker costs ~5 ms a pair)
+            members = sorted(members, key=lambda e: rank_of[e.id])[:settings.rerank_per_group]
         seen = {e.id for e in members}
         sample = members + fetch_events(ctx, [i for i in _sample(ctx, source, kind, settings.group_sample)
                                               if i not in seen])
         value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
         labels = _classify(ctx, query, [p for p, _ in value_pats])
         relevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "relevant"]
-        irrelevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "irrelevant"]
+        # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
+        irrelevant = [] if (source, kind) in revived else [
+            p for (p, _), lab in zip(value_pats, labels) if lab == "irrelevant"]
         decided.extend(f"{describe_pattern(p)} [{lab}, {c}/{len(sample)}]"
                        for (p, c), lab in zip(value_pats, labels) if lab != "partial")
         for p in relevant:

@@ -228,7 +228,8 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     # a small partial group is judged whole: search misses paraphrases ("lunch at
     # Golden Dragon" for "restaurants"), and judging a few hundred events is cheap
     sizes = {(s, k): n for s, k, n in groups}
-    whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group]
+    whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group] \
+        if ctx.models.reranker is not None else []  # without a judge, a whole group would all be kept
     whole_set = set(whole)
     if whole:
         known = set(candidate_ids)

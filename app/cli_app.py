@@ -61,7 +61,7 @@ def _wait_until(app, done, timeout_s: float) -> bool:
 
 
 def run_app(obj: Ctx, demo: bool, screenshot: str | None, question: str | None, tab: str | None,
-            timeout: float, size: str) -> int:
+            timeout: float, size: str, show_plan: bool = False) -> int:
     if screenshot and not _has_display():
         os.environ["QT_QPA_PLATFORM"] = "offscreen"
     if not _has_display():
@@ -113,6 +113,10 @@ def run_app(obj: Ctx, demo: bool, screenshot: str | None, question: str | None, 
                               and not window.ask.stack.currentIndex() == window.ask.PAGE_LOADING, timeout)
         if not settled:
             log.warning("screenshot taken after %.0f s without the window settling", timeout)
+        if show_plan and window.ask.cards():
+            card = window.ask.cards()[-1]
+            if card.plan_tree.isHidden():
+                card.toggle_plan()
         _wait_until(qt_app, lambda: False, 0.2)  # let the last layouts and repaints happen
         path = Path(screenshot).expanduser()
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,11 +145,12 @@ def run_app(obj: Ctx, demo: bool, screenshot: str | None, question: str | None, 
 @click.option("--size", default="1180x780", show_default=True, help="Window size for --screenshot.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True,
               help="With --screenshot: the most seconds to wait for the answer and loads.")
+@click.option("--show-plan", is_flag=True, help="With --screenshot and --question: expand the answer's plan tree.")
 @click.pass_obj
-def _app_command(obj: Ctx, demo, screenshot, question, tab, size, timeout) -> int:
+def _app_command(obj: Ctx, demo, screenshot, question, tab, size, timeout, show_plan) -> int:
     """Open the desktop app: drop in exports, ask questions, check the answers' events."""
     try:
-        return run_app(obj, demo, screenshot, question, tab, timeout, size)
+        return run_app(obj, demo, screenshot, question, tab, timeout, size, show_plan)
     finally:
         obj.close()
 

@@ -81,7 +81,12 @@ def plan_tree(stats: Sequence[NodeStats]) -> PlanStep | None:
     def build(path: str) -> PlanStep:
         s = by_path[path]
         kids = [p for p in by_path if p.startswith(path + ".") and p.count(".") == path.count(".") + 1]
+        # the node's own arguments: each input plan shows as "…" (it has its own row)
         args = s.plan
+        for k in kids:
+            args = args.replace(by_path[k].plan, "…", 1)
+        if args.startswith(s.operator + "(") and args.endswith(")"):
+            args = args[len(s.operator) + 1:-1]
         if len(args) > 160:
             args = args[:157] + "…"
         return PlanStep(s.operator, args, s.rows, s.ms, s.status, tuple(s.notes),

@@ -379,6 +379,12 @@ def test_screenshot_command_renders_the_answer(qtbot, tmp_path, data_dir, monkey
     assert out["answer"]["answer_text"] == "You have 10 Spotify events." and out["settled"]
     image = QImage(str(shot))
     assert (image.width(), image.height()) == (1000, 700)
+    # --show-plan expands the answer's plan tree: the picture changes
+    planned = tmp_path / "shots" / "plan.png"
+    result = CliRunner().invoke(app, ["--data-dir", str(data_dir), "--screenshot", str(planned), "--show-plan",
+                                      "--question", "How many?", "--size", "1000x700"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert QImage(str(planned)) != image
 
 
 def test_demo_flag_without_demo_data_is_a_clear_error(data_dir):

@@ -120,7 +120,7 @@ class AnswerCard(QFrame):
 
         self.plan_tree = QTreeWidget()
         self.plan_tree.setHeaderLabels(["Operator", "Arguments", "Rows", "Time"])
-        self.plan_tree.setColumnWidth(0, 150)
+        self.plan_tree.setColumnWidth(0, 200)
         self.plan_tree.setColumnWidth(1, 380)
         self.plan_tree.setColumnWidth(2, 80)
         if answer.plan is not None:

@@ -153,3 +153,21 @@ class _Chained(io.RawIOBase):
         data = self.read(len(b))
         b[:len(data)] = data
         return len(data)
+
+
+def iter_objects(f: IO[bytes], prefix: str = "item", *, label: str = "",
+                 reopen: Callable[[], IO[bytes]] | None = None) -> Iterator[tuple[str, dict] | ImportIssue]:
+    """The array's objects as ``(locator, object)`` with locator ``"[label ]item N"``;
+    an issue for an element that is not an object, and a last issue (then nothing
+    more) when the array itself breaks."""
+    where = f"{label} " if label else ""
+    for item in iter_array(f, prefix, reopen=reopen):
+        if isinstance(item, ImportIssue):
+            yield ImportIssue(where + item.locator, item.reason) if where else item
+            return
+        index, rec = item
+        loc = f"{where}item {index + 1}"
+        if not isinstance(rec, dict):
+            yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
+            continue
+        yield loc, rec

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 import orjson
 
-from importers._json import iter_array
+from importers._json import iter_objects
 from importers.base import UTC, Entry, Event, EventBatch, Importer, ImportIssue, LocalOffsets
 
 _EXTENDED_NAME = re.compile(r"^(streaming_history_(audio|video)_.*|endsong_\d+)\.json$", re.I)
@@ -60,21 +60,6 @@ def _duration_text(ms: int) -> str:
     return f"{h} h {m} min"
 
 
-def _records(f, reopen) -> Iterator[tuple[str, dict] | ImportIssue]:
-    """The array's items as (locator, object); an issue for an item that is not an
-    object, and a last issue (then nothing more) when the array itself breaks."""
-    for item in iter_array(f, reopen=reopen):
-        if isinstance(item, ImportIssue):
-            yield item
-            return
-        index, rec = item
-        loc = f"item {index + 1}"
-        if not isinstance(rec, dict):
-            yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
-            continue
-        yield loc, rec
-
-
 def read_extended(entry: Entry) -> Iterator[Event | ImportIssue]:
     for item in read_extended_batches(entry):
         if isinstance(item, ImportIssue):
@@ -93,7 +78,7 @@ def read_extended_batches(entry: Entry, size: int = 20_000) -> Iterator[EventBat
     b_kind, b_title, b_text, b_start, b_end, b_tz, b_attrs, b_key, b_loc, b_raw = batch.columns()
     try:
         with entry.open() as f:
-            for item in _records(f, entry.open):
+            for item in iter_objects(f, reopen=entry.open):
                 if isinstance(item, ImportIssue):
                     yield item
                     continue
@@ -193,7 +178,7 @@ def read_extended_batches(entry: Entry, size: int = 20_000) -> Iterator[EventBat
 def read_basic(entry: Entry) -> Iterator[Event | ImportIssue]:
     local_offset = LocalOffsets(entry.context.home_tz)
     with entry.open() as f:
-        for item in _records(f, entry.open):
+        for item in iter_objects(f, reopen=entry.open):
             if isinstance(item, ImportIssue):
                 yield item
                 continue

@@ -30,7 +30,7 @@ from urllib.parse import parse_qs, urlsplit
 
 import orjson
 
-from importers._json import iter_array
+from importers._json import iter_objects
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 
 log = logging.getLogger(__name__)
@@ -199,15 +199,11 @@ def _event(rec: dict, loc: str, zone) -> Event | ImportIssue:
 def read(entry: Entry) -> Iterator[Event | ImportIssue]:
     zone = entry.context.home_tz
     with entry.open() as f:
-        for item in iter_array(f):
+        for item in iter_objects(f):
             if isinstance(item, ImportIssue):
                 yield item
-                return
-            index, rec = item
-            loc = f"item {index + 1}"
-            if not isinstance(rec, dict):
-                yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
                 continue
+            loc, rec = item
             yield _event(rec, loc, zone)
 
 

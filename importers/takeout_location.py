@@ -35,7 +35,7 @@ from datetime import datetime, timedelta, timezone
 
 import orjson
 
-from importers._json import iter_array
+from importers._json import iter_objects
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 
 log = logging.getLogger(__name__)
@@ -366,17 +366,12 @@ def read_ios(entry: Entry) -> Iterator[Event | ImportIssue]:
 
 
 def _read_array(entry: Entry, prefix: str, label: str, convert) -> Iterator[Event | ImportIssue]:
-    where = f"{label} " if label else ""
     with entry.open() as f:
-        for item in iter_array(f, prefix):
+        for item in iter_objects(f, prefix, label=label):
             if isinstance(item, ImportIssue):
-                yield ImportIssue(where + item.locator, item.reason)
-                return
-            index, rec = item
-            loc = f"{where}item {index + 1}"
-            if not isinstance(rec, dict):
-                yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
+                yield item
                 continue
+            loc, rec = item
             try:
                 ev = convert(rec, loc)
             except (LocationRecordError, OverflowError) as exc:

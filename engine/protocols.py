@@ -65,7 +65,8 @@ class PatternClassifier(Protocol):
 
 @runtime_checkable
 class Extractor(Protocol):
-    """EXTRACT's seq2seq model: the value of ``key`` in ``text`` (empty string if absent)."""
+    """EXTRACT's seq2seq model: for each ``(text, key)`` pair, the value of ``key`` in
+    ``text`` (empty string if absent). Text first, as the model was trained."""
 
     def extract(self, items: Sequence[tuple[str, str]]) -> list[str]: ...
 

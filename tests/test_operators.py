@@ -117,8 +117,12 @@ class FakeExtractor:
         self.calls: list[int] = []
 
     def extract(self, items):
+        """Items in the protocol's order, (text, key); a swapped pair fails loudly,
+        as it would silently ruin the real model's answers."""
         self.calls.append(len(items))
-        return [self.answer(key, text) for key, text in items]
+        for text, key in items:
+            assert "kind:" in text and "kind:" not in key, f"extract() got (key, text), not (text, key): {key!r}"
+        return [self.answer(key, text) for text, key in items]
 
     def close(self):
         pass

@@ -177,7 +177,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     named = Counter(m for m in per_row if m is not None)
     if unmapped and extractor is not None and (not named or named.most_common(1)[0][1] < FREEZE_SHARE * len(sample)):
         # ask the model for the sample only, and see which attribute its answers equal
-        answers = extractor.extract([(key, _text(sample[i])) for i in unmapped])
+        answers = extractor.extract([(_text(sample[i]), key) for i in unmapped])
         for i, ans in zip(unmapped, answers):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
@@ -199,7 +199,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     for i in range(0, len(rows), BATCH):
         ctx.check_cancel()
         batch = rows[i:i + BATCH]
-        answers = extractor.extract([(key, _text(r)) for r in batch])
+        answers = extractor.extract([(_text(r), key) for r in batch])
         if len(answers) != len(batch):
             raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(batch)} events")
         out.extend(coerce(a.strip() if isinstance(a, str) else a, kind, r) for a, r in zip(answers, batch))

@@ -55,10 +55,12 @@ def _profile_params(profile: Profile):
                                                    dev_pairs=200),
         }
     if profile == "full":
-        # Sized for about 25 minutes on 2 idle cores: the extractor trains at ~30
-        # examples/s, the cross-encoders at ~15-40 pairs/s (MiniLM fwd+bwd dominates).
+        # On 2 idle cores the extractor trains at ~19 examples/s (1,000 steps: ~28 min;
+        # fewer steps lose categorical keys first: 56% exact at 1,000 steps, 23% at 750),
+        # the cross-encoders at ~15-40 pairs/s (MiniLM fwd+bwd dominates). Together this
+        # is over the 25-minute goal; see the model-layer issue's closing note.
         return {
-            "extractor": Seq2SeqParams(steps=500),
+            "extractor": Seq2SeqParams(steps=1000),
             "pattern_classifier": CrossEncoderParams(steps=160, num_labels=3),
             "event_classifier": CrossEncoderParams(steps=200, num_labels=1),
         }

@@ -167,8 +167,46 @@ def test_pointer_format_recovers_spans_exactly(text, value):
 def test_pointer_format_spells_categories_and_none():
     tok = fmt.load_tokenizer(_minilm_tokenizer())
     text = "Paid 12,50 € at the bakery."
-    assert fmt.decode(text, fmt.words_of(text), fmt.target_tokens(tok, text, "12.50 eur", None)) == "12.50 eur"
+    assert fmt.decode(text, fmt.words_of(text), fmt.target_tokens(tok, text, "italian", None)) == "italian"
     assert fmt.decode(text, fmt.words_of(text), fmt.target_tokens(tok, text, "", None)) == ""
+
+
+def test_wrapped_examples_look_like_verbalised_events_and_keep_spans():
+    exs = list(itertools.islice(extract_data.examples(4, "train"), 400))
+    wrapped = [e for e in exs if e.text.startswith("source: ")]
+    assert 0.3 < len(wrapped) / len(exs) < 0.7
+    assert all(" | kind: " in e.text for e in wrapped)
+    spans = [e for e in exs if e.span is not None]
+    assert spans and all(e.text[e.span[0]:e.span[1]] == e.value for e in spans)
+    amounts = [e for e in exs if e.attribute == "amount" and e.value]
+    assert amounts and all(e.span is not None for e in amounts)  # copied as written, parsed later
+
+
+def test_length_batches_serve_every_example_once_in_similar_lengths():
+    from models.training.seq2seq import length_batches
+
+    stream = extract_data.examples(6, "train")
+    expected = list(itertools.islice(extract_data.examples(6, "train"), 8 * 16))
+    batches = list(itertools.islice(length_batches(stream, 16, seed=1), 8))
+    assert sorted(e.text + e.key for b in batches for e in b) == sorted(e.text + e.key for e in expected)
+    spread = [max(len(e.text) for e in b) - min(len(e.text) for e in b) for b in batches]
+    overall = max(len(e.text) for e in expected) - min(len(e.text) for e in expected)
+    assert max(spread) < overall
+
+
+def test_position_markers_start_distinct():
+    torch = pytest.importorskip("torch")
+    from models.training.seq2seq import distinct_marker_rows, marker_ids
+
+    tok = fmt.load_tokenizer(_minilm_tokenizer())
+    ids = marker_ids(tok)
+    assert len(set(ids)) == fmt.MAX_MARKERS + 1 and tok.token_to_id("[CLS]") not in ids
+    word = torch.randn(30522, 384) * 0.05
+    word[ids] = 0.4  # MiniLM's untrained rows are near copies of each other
+    rows = torch.nn.functional.normalize(distinct_marker_rows(word, ids, seed=3)[ids[:50]], dim=1)
+    cos = rows @ rows.T - torch.eye(50)
+    assert cos.abs().max() < 0.3
+    assert torch.equal(distinct_marker_rows(word, ids, seed=3), distinct_marker_rows(word, ids, seed=3))
 
 
 def _minilm_tokenizer():

@@ -75,6 +75,16 @@ def _row_label(row: Row) -> str:
     return ", ".join(f"{k}: {format_value(v)}" for k, v in list(shown.items())[:4])
 
 
+def _is_group(row: Row) -> bool:
+    return "group" in row.values and "count" in row.values
+
+
+def _group_key(row: Row) -> Any:
+    """What a GROUP_BY row was grouped by: the value itself for one attribute."""
+    keys = [v for k, v in row.values.items() if k not in ("group", "count")]
+    return keys[0] if len(keys) == 1 else keys
+
+
 def plan_tree(stats: Sequence[NodeStats]) -> PlanStep | None:
     by_path = {s.path: s for s in stats}
 
@@ -166,11 +176,18 @@ class HindsightEngine:
                           plan_text=planned.plan_text, plan=tree, timings=timings,
                           llm_calls=planned.llm_calls, today=today)
         value = result.value
-        if result.rows is not None:
+        answer_value: Any
+        if result.rows is not None and result.rows and all(_is_group(r) for r in result.rows):
+            keys = [_group_key(r) for r in result.rows[:50]]
+            shown = [f"{format_value(k)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
+            text = (f"{len(result.rows):,} " + ("group" if len(result.rows) == 1 else "groups, largest first")
+                    + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
+            answer_value = keys
+        elif result.rows is not None:
             labels = [_row_label(r) for r in result.rows[:50]]
             text = (f"{len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")
                     + (": " + "; ".join(labels[:5]) + (" …" if len(labels) > 5 else "") if labels else "."))
-            answer_value: Any = labels
+            answer_value = labels
         else:
             answer_value = value
             text = _sentence(planned.plan.OP, value, len(result.evidence), result.note)

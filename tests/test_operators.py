@@ -270,6 +270,12 @@ def test_group_by_counts_and_keeps_members_and_nulls_group_together():
     assert groups[0].ids == {"e0", "e2"} and [m.ids for m in groups[0].get("group")] == [{"e0"}, {"e2"}]
 
 
+def test_group_by_puts_the_largest_groups_first():
+    data = rows({"a": "rare"}, {"a": "often"}, {"a": "mid"}, {"a": "often"}, {"a": "mid"}, {"a": "often"})
+    groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["a"])'), data, ctx())
+    assert [(g.get("a"), g.get("count")) for g in groups] == [("often", 3), ("mid", 2), ("rare", 1)]
+
+
 def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():
     data = rows({"k": "a", "v": 3}, {"k": "b", "v": None}, {"k": "c", "v": 7}, {"k": "d", "v": 7})
     top = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="k", val_attr_name="v")'), data, ctx())

@@ -72,6 +72,19 @@ def test_sum_of_extracted_amounts(engine_over):
     assert "In total: 22.50" in ans.answer_text
 
 
+def test_a_grouping_answers_with_the_groups_largest_first(engine_over):
+    events = [_workout(d, a, 5.0) for d, a in ((1, "swimming"), (2, "running"), (3, "running"), (4, "cycling"),
+                                                (5, "running"), (6, "cycling"))]
+    eng, _ = engine_over(events, {"What are my top 3 sports?": [
+        'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="workout"), attr_names=["activity"], attr_types=[str]), '
+        'attr_names=["activity"])']})
+    ans = eng.ask("What are my top 3 sports?", today=date(2024, 4, 1))
+    assert ans.ok, ans.answer_text
+    assert ans.answer == ["running", "cycling", "swimming"]
+    assert ans.answer_text.startswith("3 groups, largest first: running (3); cycling (2); swimming (1)")
+    assert len(ans.evidence) == 6
+
+
 def test_nothing_found_is_said_plainly(engine_over):
     eng, _ = engine_over([_workout(1, "running", 5.0)], {"What's the weather tomorrow?": [
         'APPLY(l=RETRIEVE(query="weather forecast"), fct=len)']})

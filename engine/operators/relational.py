@@ -59,7 +59,9 @@ def group_by(node: N.GroupBy, rows: list[Row], ctx: OperatorContext) -> list[Row
         groups.setdefault(h, []).append(row)
         keys.setdefault(h, key)
     out = []
-    for h, members in groups.items():
+    # largest groups first (ties in order of first appearance), so "my top 3 artists"
+    # reads the first rows, and a list shown to the user leads with what matters
+    for h, members in sorted(groups.items(), key=lambda item: -len(item[1])):
         values = dict(zip(node.attr_names, keys[h]))
         values["group"] = members
         values["count"] = len(members)

@@ -145,6 +145,13 @@ EXAMPLES: tuple[Example, ...] = (
     _ex("How many songs did I listen to per platform?",
         'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="songs I listened to"), attr_names=["platform"], attr_types=[str]), '
         'attr_names=["platform"])', "group", "music"),
+    _ex("Which 5 podcasts did I listen to most in 2023?",
+        'GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="podcast episode"), filter=lambda e: year(e.start) == 2023), '
+        'attr_names=["show"], attr_types=[str]), attr_names=["show"])', "group", "top", "podcast"),
+    _ex("top 3 places i visited last year",
+        'GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="place I visited"), filter=lambda e: '
+        'year(e.start) == year(today()) - 1), attr_names=["place"], attr_types=[str]), attr_names=["place"])',
+        "group", "top", "place"),
     _ex("In which city did I spend the most nights in hotels?",
         'ARGMAX(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="hotel stay"), attr_names=["city"], attr_types=[str]), '
         'attr_names=["city"]), arg_attr_name="city", val_attr_name="count")', "argmax", "travel"),

@@ -128,6 +128,28 @@ def retrieval_cmd(obj: Ctx, persona_id: str, concepts: int, scale: float, years:
     _finish(obj, f"retrieval-{persona_id}", figures, retrieval_bench.table(figures), results)
 
 
+@bench.command("models")
+@common
+@_RESULTS
+@click.pass_obj
+def models_cmd(obj: Ctx, results: str) -> None:
+    """Load time, added RSS and throughput of every model role, loaded one after another
+    into one process, and the RSS of all of them together."""
+    from models.benchmark import measure
+    from models.registry import ModelMissing, ModelRegistry
+
+    try:
+        with ModelRegistry() as registry:
+            figures = measure(registry, echo=_stderr_echo)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    rows = ["| role | load | RSS added | throughput |", "|---|---:|---:|---:|"]
+    rows += [f"| {role} | {f['load_s']:.2f} s | {f['rss_added_mb']:,.0f} MB | {f['per_s']:,.1f} {f['unit']} |"
+             for role, f in figures.items() if isinstance(f, dict)]
+    rows.append(f"| all roles loaded | | {figures['all_loaded_rss_mb']:,.0f} MB RSS | |")
+    _finish(obj, "models", figures, "\n".join(rows), results)
+
+
 @bench.command("timelineqa")
 @common
 @_METHOD

@@ -27,7 +27,7 @@ def _rate(fn, n: int) -> float:
     return round(n / (time.monotonic() - started), 1)
 
 
-def measure(registry: ModelRegistry) -> dict:
+def measure(registry: ModelRegistry, echo=None) -> dict:
     out: dict = {}
     work = {
         "embedder": lambda m: _rate(lambda: m.embed(_TEXTS), len(_TEXTS)),
@@ -41,6 +41,8 @@ def measure(registry: ModelRegistry) -> dict:
     }
     units = {"planner": "tokens/s (upper bound: stops early)", "segmenter": "texts/s"}
     for role, run in work.items():
+        if echo:
+            echo(f"loading and timing {role}")
         before = rss_bytes()
         started = time.monotonic()
         model = registry.get(role)

@@ -399,3 +399,58 @@ def test_timelineqa_limit_takes_both_kinds():
     qs = [{"kind": "atomic", "id": i} for i in range(10)] + [{"kind": "multihop", "id": 10 + i} for i in range(10)]
     picked = timelineqa.select(qs, "all", 6)
     assert [q["kind"] for q in picked].count("multihop") == 3 and len(picked) == 6
+
+
+class _AnyModel:
+    """Answers every role's call with something of the right shape."""
+
+    def embed(self, texts):
+        return [[0.0] * 4 for _ in texts]
+
+    def encode(self, texts):
+        return [{} for _ in texts]
+
+    def sentences(self, text):
+        return [text]
+
+    def classify(self, query, patterns):
+        return ["irrelevant" for _ in patterns]
+
+    def score(self, pairs):
+        return [0.5 for _ in pairs]
+
+    def extract(self, items):
+        return ["" for _ in items]
+
+    def complete(self, prompt, **kw):
+        return "hello"
+
+
+class _FakeRegistry:
+    def __init__(self, *a, **kw):
+        self.loaded: list[str] = []
+
+    def get(self, role):
+        self.loaded.append(role)
+        return _AnyModel()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def test_cli_bench_models_times_every_role(cli, tmp_path, monkeypatch):
+    import models.registry
+
+    monkeypatch.setattr(models.registry, "ModelRegistry", _FakeRegistry)
+    code, out, err = cli("bench", "models", "--json", "--results", str(tmp_path))
+    assert code == 0, err
+    figures = json.loads(out)["figures"]
+    roles = {"embedder", "sparse_encoder", "segmenter", "pattern_classifier", "event_classifier", "extractor",
+             "planner"}
+    assert roles <= set(figures) and figures["all_loaded_rss_mb"] > 0
+    assert all(figures[r]["per_s"] > 0 and figures[r]["load_s"] >= 0 for r in roles)
+    md = (tmp_path / "models-latest.json").parent.glob("models-*.md")
+    assert any("| extractor |" in p.read_text() for p in md)

@@ -30,11 +30,15 @@ class CT2Extractor:
         if not items:
             return []
         sources = fmt.encode_sources(self._tokenizer, items)
+        # similar lengths share a batch: the encoder pays for the longest one's padding
+        order = sorted(range(len(items)), key=lambda i: len(sources[i].tokens))
         results = self._translator.translate_batch(
-            [s.tokens for s in sources], max_batch_size=self._batch_size, beam_size=1,
+            [sources[i].tokens for i in order], max_batch_size=self._batch_size, beam_size=1,
             max_decoding_length=32)
-        return [fmt.decode(text, s.words, r.hypotheses[0])
-                for (text, _), s, r in zip(items, sources, results)]
+        out = [""] * len(items)
+        for i, r in zip(order, results):
+            out[i] = fmt.decode(items[i][0], sources[i].words, r.hypotheses[0])
+        return out
 
     def close(self) -> None:
         self._translator = None

@@ -266,14 +266,15 @@ def node(text: str):
 def test_group_by_counts_and_keeps_members_and_nulls_group_together():
     data = rows({"a": "x"}, {"a": None}, {"a": "x"}, {"a": None}, {"a": "y"})
     groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["a"])'), data, ctx())
-    assert [(g.get("a"), g.get("count")) for g in groups] == [("x", 2), (None, 2), ("y", 1)]
+    assert [(g.get("a"), g.get("count")) for g in groups] == [("x", 2), ("y", 1), (None, 2)]
     assert groups[0].ids == {"e0", "e2"} and [m.ids for m in groups[0].get("group")] == [{"e0"}, {"e2"}]
 
 
-def test_group_by_puts_the_largest_groups_first():
-    data = rows({"a": "rare"}, {"a": "often"}, {"a": "mid"}, {"a": "often"}, {"a": "mid"}, {"a": "often"})
+def test_group_by_puts_the_largest_groups_first_and_the_valueless_last():
+    data = rows({"a": "rare"}, {"a": "often"}, {"a": "mid"}, {"a": "often"}, {"a": "mid"}, {"a": "often"},
+                *({"a": None} for _ in range(5)))
     groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["a"])'), data, ctx())
-    assert [(g.get("a"), g.get("count")) for g in groups] == [("often", 3), ("mid", 2), ("rare", 1)]
+    assert [(g.get("a"), g.get("count")) for g in groups] == [("often", 3), ("mid", 2), ("rare", 1), (None, 5)]
 
 
 def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():

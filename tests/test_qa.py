@@ -94,10 +94,10 @@ def test_nothing_found_is_said_plainly(engine_over):
 
 
 def test_unplannable_question_says_what_was_tried(engine_over):
-    eng, _ = engine_over([_workout(1, "running", 5.0)], {"blorp": ['SUM(l=RETRIEVE(query="x"), attr_name="price")']})
+    eng, _ = engine_over([_workout(1, "running", 5.0)], {"blorp": ['SUM(l=RETRIEVE(query="x"), attr_name="count")']})
     ans = eng.ask("blorp", today=date(2024, 4, 1))
     assert not ans.ok
-    assert "couldn't turn this question into a plan" in ans.answer_text and "price" in ans.answer_text
+    assert "couldn't turn this question into a plan" in ans.answer_text and "'count'" in ans.answer_text
 
 
 def test_follow_up_uses_the_previous_question(engine_over):

@@ -55,7 +55,7 @@ def test_recursive_decomposition_fills_every_qud():
 
 def test_invalid_plan_is_retried_warmer_then_accepted():
     llm = ScriptedLLM({"What did I spend on books?": [
-        'SUM(l=RETRIEVE(query="books"), attr_name="price")',  # price is never extracted
+        'SUM(l=RETRIEVE(query="books"), attr_name="count")',  # count without GROUP_BY: no repair
         'SUM(l=EXTRACT(l=RETRIEVE(query="books"), attr_names=["price"], attr_types=[float]), attr_name="price")',
     ]})
     planned = QudPlanner(llm).plan("What did I spend on books?")
@@ -65,11 +65,19 @@ def test_invalid_plan_is_retried_warmer_then_accepted():
 
 
 def test_no_valid_plan_raises_with_what_was_tried():
-    llm = ScriptedLLM({"gibberish": ['SUM(l=RETRIEVE(query="x"), attr_name="price")']})
+    llm = ScriptedLLM({"gibberish": ['SUM(l=RETRIEVE(query="x"), attr_name="count")']})
     with pytest.raises(PlanningError) as info:
         QudPlanner(llm, retries=1).plan("gibberish")
     assert len(info.value.attempts) == 2
-    assert "price" in info.value.attempts[0]
+    assert "count" in info.value.attempts[0]
+
+
+def test_a_plan_missing_only_an_extract_is_repaired_without_another_call():
+    llm = ScriptedLLM({"how many km did i swim": ['SUM(l=RETRIEVE(query="swimming"), attr_name="distance_km")']})
+    planned = QudPlanner(llm).plan("how many km did i swim")
+    assert planned.attempts == 1 and planned.llm_calls == 1
+    assert planned.plan_text == ('SUM(l=EXTRACT(l=RETRIEVE(query="swimming"), attr_names=["distance_km"], '
+                                 'attr_types=[float]), attr_name="distance_km")')
 
 
 def test_runaway_decomposition_is_bounded():

@@ -60,8 +60,12 @@ def group_by(node: N.GroupBy, rows: list[Row], ctx: OperatorContext) -> list[Row
         keys.setdefault(h, key)
     out = []
     # largest groups first (ties in order of first appearance), so "my top 3 artists"
-    # reads the first rows, and a list shown to the user leads with what matters
-    for h, members in sorted(groups.items(), key=lambda item: -len(item[1])):
+    # reads the first rows, and a list shown to the user leads with what matters; the
+    # group of events that lack a value comes last, however large
+    def order(item):
+        return (any(v is None for v in keys[item[0]]), -len(item[1]))
+
+    for h, members in sorted(groups.items(), key=order):
         values = dict(zip(node.attr_names, keys[h]))
         values["group"] = members
         values["count"] = len(members)

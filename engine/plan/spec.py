@@ -56,7 +56,7 @@ OPERATORS: dict[str, OperatorSpec] = {spec.name: spec for spec in (
     _op("EXTRACT", Output.ROWS, "add attributes, typed", l=P.PLAN, attr_names=P.STR_LIST,
         attr_types=P.TYPE_LIST),
     _op("FILTER", Output.ROWS, "keep rows where the lambda is true", l=P.PLAN, filter=P.LAMBDA1),
-    _op("GROUP_BY", Output.ROWS, "one row per distinct value combination, with group and count, largest first",
+    _op("GROUP_BY", Output.ROWS, "one row per distinct value combination, with group and count, largest first (no value: last)",
         l=P.PLAN, attr_names=P.STR_LIST),
     _op("JOIN", Output.ROWS, "pairs of rows where the condition over i1/i2 holds",
         l1=P.PLAN, l2=P.PLAN, condition=P.CONDITION),

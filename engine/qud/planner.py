@@ -26,6 +26,7 @@ from pathlib import Path
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
+from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
 from engine.qud.examples import EXAMPLES, Example
@@ -217,6 +218,11 @@ class QudPlanner:
                 failures.append(f"attempt {attempt + 1}: {exc}")
                 continue
             problems = validate_plan(node)
+            if problems:
+                repaired = add_missing_extracts(node)
+                if repaired is not node and not validate_plan(repaired):
+                    log.info("repaired plan for %r: %s -> %s", asked, print_plan(node), print_plan(repaired))
+                    node, problems = repaired, []
             if problems:
                 failures.append(f"attempt {attempt + 1}: {print_plan(node)} — "
                                 + "; ".join(str(p) for p in problems[:3]))

@@ -1,0 +1,103 @@
+"""Repair the planner's most common invalid plan: an operator that reads an attribute
+nothing below it produces (``SUM(l=FILTER(RETRIEVE("swimming"), ...), attr_name=
+"distance_km")``). ReQAP's rule wants an EXTRACT for it; the repair inserts exactly
+that EXTRACT directly under the reader, typed by how the attribute is used. The
+repaired plan is validated again like any other; ``count`` and ``group`` are never
+extracted (they only mean something after a GROUP_BY, so such a plan stays invalid).
+
+This module rewrites plan trees only; it must not execute anything.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from engine.plan import expr as X
+from engine.plan import nodes as N
+from engine.plan.spec import EVENT_ATTRIBUTES, GROUP_ATTRIBUTES, OPERATORS
+
+
+def add_missing_extracts(plan: N.PlanNode) -> N.PlanNode:
+    """``plan`` with an EXTRACT inserted under each single-input operator that reads
+    attributes its input does not have; the same object when nothing was missing."""
+    fixed, _ = _fix(plan)
+    return fixed
+
+
+def _fix(node: N.PlanNode) -> tuple[N.PlanNode, frozenset[str] | None]:
+    """The repaired node and the attributes its rows carry (None: unknown)."""
+    if isinstance(node, N.Qud):
+        return node, None
+    if isinstance(node, N.Retrieve):
+        return node, frozenset(EVENT_ATTRIBUTES)
+    changes: dict[str, N.PlanNode] = {}
+    shapes: dict[str, frozenset[str] | None] = {}
+    for p in OPERATORS[node.OP].params:
+        if p.kind.value == "plan":
+            child = getattr(node, p.name)
+            new, attrs = _fix(child)
+            if new is not child:
+                changes[p.name] = new
+            shapes[p.name] = attrs
+    if changes:
+        node = replace(node, **changes)
+    have = shapes.get("l")
+    wanted = _reads(node)
+    if have is not None and wanted:
+        missing = [(name, kind) for name, kind in wanted if name not in have and name not in GROUP_ATTRIBUTES]
+        if missing:
+            names = tuple(dict.fromkeys(n for n, _ in missing))
+            kinds = tuple(next(k for n, k in missing if n == name) for name in names)
+            node = replace(node, l=N.Extract(node.l, names, kinds))
+            have = have | frozenset(names)
+    return node, _produces(node, have, shapes)
+
+
+def _reads(node: N.PlanNode) -> list[tuple[str, str]]:
+    """(attribute, type to extract it as) for what a single-input operator reads."""
+    if isinstance(node, (N.Sum, N.Avg, N.Min, N.Max)):
+        return [(node.attr_name, "float")]
+    if isinstance(node, (N.ArgMin, N.ArgMax)):
+        return [(node.arg_attr_name, "str"), (node.val_attr_name, "float")]
+    if isinstance(node, N.GroupBy):
+        return [(a, "str") for a in node.attr_names]
+    if isinstance(node, N.Unnest):
+        return [(node.nested_attr_name, "str")]
+    if isinstance(node, N.Filter):
+        return _typed_reads(node.filter.body, node.filter.params[0])
+    if isinstance(node, N.Map):
+        return _typed_reads(node.fct.body, node.fct.params[0])
+    return []
+
+
+def _typed_reads(body: X.Expr, var: str) -> list[tuple[str, str]]:
+    """Attributes a lambda reads: a number where it is compared with or computed
+    against a number, else text."""
+    numeric: set[str] = set()
+    for node in X.walk(body):
+        if isinstance(node, X.Compare):
+            sides = (node.left, *node.comparators)
+            if any(isinstance(s, X.Const) and isinstance(s.value, (int, float)) and not isinstance(s.value, bool)
+                   for s in sides):
+                for s in sides:
+                    numeric |= X.attributes_read(s, var) if not isinstance(s, X.Call) else set()
+        elif isinstance(node, X.BinOp):
+            numeric |= X.attributes_read(node.left, var) | X.attributes_read(node.right, var)
+    return [(name, "float" if name in numeric else "str") for name in sorted(X.attributes_read(body, var))]
+
+
+def _produces(node: N.PlanNode, have: frozenset[str] | None,
+              shapes: dict[str, frozenset[str] | None]) -> frozenset[str] | None:
+    if isinstance(node, N.Extract):
+        return None if have is None else have | frozenset(node.attr_names)
+    if isinstance(node, N.Filter):
+        return have
+    if isinstance(node, N.Map):
+        return None if have is None else have | {node.res_name}
+    if isinstance(node, N.Unnest):
+        return None if have is None else have | {node.unnested_attr_name}
+    if isinstance(node, N.GroupBy):
+        return frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES)
+    if isinstance(node, N.Join):
+        l1, l2 = shapes.get("l1"), shapes.get("l2")
+        return None if l1 is None or l2 is None else l1 | l2
+    return frozenset()

@@ -13,43 +13,32 @@ from dataclasses import replace
 
 from engine.plan import expr as X
 from engine.plan import nodes as N
-from engine.plan.spec import EVENT_ATTRIBUTES, GROUP_ATTRIBUTES, OPERATORS
+from engine.plan.spec import GROUP_ATTRIBUTES, OPERATORS
+from engine.plan.validate import output_attributes
 
 
 def add_missing_extracts(plan: N.PlanNode) -> N.PlanNode:
     """``plan`` with an EXTRACT inserted under each single-input operator that reads
     attributes its input does not have; the same object when nothing was missing."""
-    fixed, _ = _fix(plan)
-    return fixed
-
-
-def _fix(node: N.PlanNode) -> tuple[N.PlanNode, frozenset[str] | None]:
-    """The repaired node and the attributes its rows carry (None: unknown)."""
-    if isinstance(node, N.Qud):
-        return node, None
-    if isinstance(node, N.Retrieve):
-        return node, frozenset(EVENT_ATTRIBUTES)
+    if isinstance(plan, (N.Qud, N.Retrieve)):
+        return plan
     changes: dict[str, N.PlanNode] = {}
-    shapes: dict[str, frozenset[str] | None] = {}
-    for p in OPERATORS[node.OP].params:
+    for p in OPERATORS[plan.OP].params:
         if p.kind.value == "plan":
-            child = getattr(node, p.name)
-            new, attrs = _fix(child)
+            child = getattr(plan, p.name)
+            new = add_missing_extracts(child)
             if new is not child:
                 changes[p.name] = new
-            shapes[p.name] = attrs
-    if changes:
-        node = replace(node, **changes)
-    have = shapes.get("l")
+    node = replace(plan, **changes) if changes else plan
     wanted = _reads(node)
-    if have is not None and wanted:
+    have = output_attributes(node.l) if wanted else None
+    if have is not None:
         missing = [(name, kind) for name, kind in wanted if name not in have and name not in GROUP_ATTRIBUTES]
         if missing:
             names = tuple(dict.fromkeys(n for n, _ in missing))
             kinds = tuple(next(k for n, k in missing if n == name) for name in names)
             node = replace(node, l=N.Extract(node.l, names, kinds))
-            have = have | frozenset(names)
-    return node, _produces(node, have, shapes)
+    return node
 
 
 def _reads(node: N.PlanNode) -> list[tuple[str, str]]:
@@ -83,21 +72,3 @@ def _typed_reads(body: X.Expr, var: str) -> list[tuple[str, str]]:
         elif isinstance(node, X.BinOp):
             numeric |= X.attributes_read(node.left, var) | X.attributes_read(node.right, var)
     return [(name, "float" if name in numeric else "str") for name in sorted(X.attributes_read(body, var))]
-
-
-def _produces(node: N.PlanNode, have: frozenset[str] | None,
-              shapes: dict[str, frozenset[str] | None]) -> frozenset[str] | None:
-    if isinstance(node, N.Extract):
-        return None if have is None else have | frozenset(node.attr_names)
-    if isinstance(node, N.Filter):
-        return have
-    if isinstance(node, N.Map):
-        return None if have is None else have | {node.res_name}
-    if isinstance(node, N.Unnest):
-        return None if have is None else have | {node.unnested_attr_name}
-    if isinstance(node, N.GroupBy):
-        return frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES)
-    if isinstance(node, N.Join):
-        l1, l2 = shapes.get("l1"), shapes.get("l2")
-        return None if l1 is None or l2 is None else l1 | l2
-    return frozenset()

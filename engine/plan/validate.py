@@ -53,6 +53,12 @@ def validate_plan(plan: N.PlanNode, *, executable: bool = True) -> list[Problem]
     return problems
 
 
+def output_attributes(plan: N.PlanNode) -> frozenset[str] | None:
+    """The attributes ``plan``'s rows carry, by the same rules the checks use
+    (None: unknown, e.g. below an undecomposed QUD)."""
+    return _shape(plan, "0", [], False).attrs
+
+
 def check_plan(plan: N.PlanNode) -> None:
     problems = validate_plan(plan)
     if problems:

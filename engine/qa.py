@@ -34,6 +34,31 @@ def is_follow_up(question: str) -> bool:
     return bool(_FOLLOW_UP.match(question)) or len(question.split()) <= 3
 
 
+_YES_NO = re.compile(r"^\s*(did|do|does|have|has|had|was|were|am|is)\s+(i|we|my)\b", re.I)
+
+
+def is_yes_no(question: str) -> bool:
+    """"Did I go hiking on Christmas?": answered yes or no, with the entries as evidence."""
+    return bool(_YES_NO.match(question.split(" | ")[-1]))
+
+
+def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
+    """The values a plan that ends in EXTRACT asked for ("what did I eat for breakfast
+    on ..." -> the food), one per row that has one; None when it ends elsewhere."""
+    node = plan
+    while node.OP == "FILTER":  # FILTER over EXTRACT still answers with the extracted values
+        node = node.l
+    if node.OP != "EXTRACT":
+        return None
+    values = []
+    for r in rows:
+        got = [r.values.get(a) for a in node.attr_names]
+        got = [v for v in got if v not in (None, "")]
+        if got:
+            values.append(got[0] if len(got) == 1 else got)
+    return values
+
+
 def _fmt_number(v: float | int) -> str:
     if isinstance(v, bool):
         return "yes" if v else "no"
@@ -183,6 +208,17 @@ class HindsightEngine:
             text = (f"{len(result.rows):,} " + ("group" if len(result.rows) == 1 else "groups, largest first")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
+        elif result.rows is not None and is_yes_no(question):
+            labels = [_row_label(r) for r in result.rows[:5]]
+            answer_value = "yes" if result.rows else "no"
+            text = (f"Yes: {len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")
+                    + ": " + "; ".join(labels) + (" …" if len(result.rows) > 5 else "")
+                    if result.rows else "No: nothing in your data matched.")
+        elif result.rows is not None and (values := _extracted(planned.plan, result.rows)):
+            shown = [format_value(v) for v in values[:50]]
+            text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values")
+                    + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
+            answer_value = values
         elif result.rows is not None:
             labels = [_row_label(r) for r in result.rows[:50]]
             text = (f"{len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")

@@ -14,7 +14,7 @@ import pytest
 from engine.execute import ExecutionError, execute
 from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorRegistry, RetrieveSettings,
                               UnknownOperatorError, default_registry)
-from engine.operators.relational import aggregate, apply, arg_extreme, filter_rows, group_by
+from engine.operators.relational import aggregate, apply, arg_extreme, filter_rows, group_by, unnest
 from engine.plan import parse_plan
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex
@@ -275,6 +275,16 @@ def test_group_by_puts_the_largest_groups_first_and_the_valueless_last():
                 *({"a": None} for _ in range(5)))
     groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["a"])'), data, ctx())
     assert [(g.get("a"), g.get("count")) for g in groups] == [("often", 3), ("mid", 2), ("rare", 1), (None, 5)]
+
+
+def test_unnest_splits_lists_and_extracted_texts_that_list_names():
+    data = rows({"p": ["Ana", "Ben"]}, {"p": "Carl Dunn, Dora and Emil"}, {"p": "Fay"}, {"p": None})
+    out = unnest(node('UNNEST(l=RETRIEVE(query="q"), nested_attr_name="p", unnested_attr_name="who")'), data, ctx())
+    assert [r.get("who") for r in out] == ["Ana", "Ben", "Carl Dunn", "Dora", "Emil", "Fay"]
+    assert out[2].ids == out[4].ids == {"e1"}
+    with pytest.raises(Exception, match="not a list"):
+        unnest(node('UNNEST(l=RETRIEVE(query="q"), nested_attr_name="p", unnested_attr_name="who")'),
+               rows({"p": 3}), ctx())
 
 
 def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():

@@ -118,3 +118,25 @@ def test_cancel_before_planning(engine_over):
     cancel.set()
     ans = eng.ask("q", today=date(2024, 4, 1), cancel=cancel)
     assert not ans.ok and ans.answer_text == "Cancelled."
+
+
+def test_a_yes_no_question_is_answered_yes_or_no_with_its_entries(engine_over):
+    events = [_workout(d, "running", 5.0) for d in (1, 3)]
+    plan = 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 3, {day}))'
+    eng, _ = engine_over(events, {"Did I go running on 2024/03/03?": [plan.format(day=3)],
+                                  "Did I go running on 2024/03/04?": [plan.format(day=4)]})
+    yes = eng.ask("Did I go running on 2024/03/03?", today=date(2024, 4, 1))
+    assert yes.ok and yes.answer == "yes" and len(yes.evidence) == 1
+    assert yes.answer_text.startswith("Yes: 1 matching entry")
+    no = eng.ask("Did I go running on 2024/03/04?", today=date(2024, 4, 1))
+    assert no.ok and no.answer == "no" and no.answer_text.startswith("No")
+
+
+def test_a_plan_ending_in_extract_answers_with_the_extracted_values(engine_over):
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5))]
+    eng, _ = engine_over(events, {"How far did I run on 2024/03/03?": [
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 3, 3)), '
+        'attr_names=["distance_km"], attr_types=[float])']})
+    ans = eng.ask("How far did I run on 2024/03/03?", today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == [7.5], ans.answer_text
+    assert ans.answer_text.startswith("1 value: 7.50")

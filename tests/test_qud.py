@@ -132,3 +132,18 @@ def test_no_example_is_a_benchmark_test_question():
     assert test_texts, "the benchmark exposes its test templates"
     for ex in EXAMPLES:
         assert " ".join(norm(ex.question.split(" | ")[0])) not in test_texts, ex.question
+
+
+def test_no_example_is_a_timelineqa_question():
+    from engine.synth.timelineqa import TimelineQAError, load_questions
+
+    def norm(s: str) -> str:
+        return " ".join(re.sub(r"[^a-z0-9 ]", " ", s.lower()).split())
+
+    try:
+        questions = {norm(q["question"]) for q in load_questions()}
+    except TimelineQAError as exc:
+        pytest.skip(f"TimelineQA data not beside the checkout: {exc}")
+    assert questions
+    for ex in EXAMPLES:
+        assert norm(ex.question.split(" | ")[0]) not in questions, ex.question

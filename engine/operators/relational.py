@@ -7,6 +7,7 @@ message naming the event, never a substituted value.
 """
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from typing import Any
 
@@ -94,12 +95,22 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
     raise OperatorError("APPLY", f"unknown function {node.fct!r}")
 
 
+# "Ana, Ben and Carl", "Ana & Ben", "Ana; Ben": how a text (an extracted span) lists names
+_TEXT_LIST = re.compile(r"\s*(?:,\s*and\s+|,|;|&|\band\b)\s*")
+
+
+def split_text_list(text: str) -> list[str]:
+    return [p.strip() for p in _TEXT_LIST.split(text) if p.strip()]
+
+
 def unnest(node: N.Unnest, rows: list[Row], ctx: OperatorContext) -> list[Row]:
     out = []
     for row in rows:
         items = row.get(node.nested_attr_name)
         if items is None:
             continue  # unnesting null gives no rows, as in SQL
+        if isinstance(items, str):
+            items = split_text_list(items)  # an extracted span that lists several
         if not isinstance(items, (list, tuple)):
             raise OperatorError("UNNEST", f"{node.nested_attr_name!r} of event(s) "
                                           f"{', '.join(sorted(row.ids)[:3])} is not a list but {items!r}")

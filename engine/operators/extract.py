@@ -81,9 +81,21 @@ def _name_mapping(row: Row, key: str) -> str | None:
     return None
 
 
-def _text(row: Row) -> str:
-    return verbalise(key_values(row.get("source") or "", row.get("kind") or "", row.get("title"),
-                                row.get("text"), row.raw))
+def extractor_text(source: str, kind: str, title: str | None, text: str | None) -> str:
+    """What the extractor reads of an event: its prose, verbalised as the index does
+    but without the structured attributes. A key an attribute holds is found by name
+    or value before the model is asked; the attributes only made the text long (a
+    Spotify play is ~250 tokens with them, ~50 without)."""
+    return verbalise(key_values(source, kind, title, text, None))
+
+
+def _text(row: Row, *, attributes: bool = False) -> str:
+    """The event as the extractor reads it; with ``attributes`` for the sample that
+    looks for a mapping (an answer read from "band: Muse" maps "performer" to band)."""
+    if attributes:
+        return verbalise(key_values(row.get("source") or "", row.get("kind") or "", row.get("title"),
+                                    row.get("text"), row.raw))
+    return extractor_text(row.get("source") or "", row.get("kind") or "", row.get("title"), row.get("text"))
 
 
 _AMOUNT = re.compile(r"[-+]?\d[\d.,' ]*")
@@ -177,7 +189,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     named = Counter(m for m in per_row if m is not None)
     if unmapped and extractor is not None and (not named or named.most_common(1)[0][1] < FREEZE_SHARE * len(sample)):
         # ask the model for the sample only, and see which attribute its answers equal
-        answers = extractor.extract([(_text(sample[i]), key) for i in unmapped])
+        answers = extractor.extract([(_text(sample[i], attributes=True), key) for i in unmapped])
         for i, ans in zip(unmapped, answers):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models.training.retrieval_data import PATTERN_LABELS, Pair
+from models.training.seq2seq import bf16_autocast
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class CrossEncoderParams:
     warmup: int = 30
     dev_pairs: int = 1200
     seed: int = 17
+    bf16: bool = True  # bfloat16 autocast where the CPU has it (see seq2seq.bf16_autocast)
 
 
 def train_and_export(minilm_dir: Path, work_dir: Path, pairs: Iterator[Pair], params: CrossEncoderParams,
@@ -60,13 +62,15 @@ def train_and_export(minilm_dir: Path, work_dir: Path, pairs: Iterator[Pair], pa
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / params.warmup) * max(0.05, 1 - s / params.steps))
     loss_fn = (torch.nn.BCEWithLogitsLoss() if params.num_labels == 1 else torch.nn.CrossEntropyLoss())
+    autocast = bf16_autocast(params.bf16)
     started = time.monotonic()
     avg = None
     for step in range(params.steps):
         batch = list(itertools.islice(pairs, params.batch_size))
         enc = tok([p.query for p in batch], [p.text for p in batch], truncation=True,
                   max_length=MAX_TOKENS, padding=True, return_tensors="pt")
-        logits = model(**enc).logits
+        with autocast():
+            logits = model(**enc).logits.float()
         if params.num_labels == 1:
             loss = loss_fn(logits.squeeze(-1), torch.tensor([float(p.label) for p in batch]))
         else:

@@ -10,6 +10,13 @@ Splits are by entity (``entities.split_of``) and by template: dev texts only use
 dev entities, and some templates only appear in dev (flagged ``unseen_template``).
 Bump ``GENERATOR_VERSION`` whenever the output changes: the build cache keys on it.
 
+Templates alone taught the model one way of stating a cuisine (a dish it maps) and
+none of the texts our importers write ("Calendar event: Turkish lunch with ...",
+"Dinner at Pho Fiebig (Vietnamese) with ..."): on the demo calendar it answered
+"indian" for every meal. ``persona_examples`` asks the same questions of simulated
+lives' events as the importers and EXTRACT's verbalisation write them, with gold
+values from the facts they express; ``mixed`` interleaves both for training.
+
 This module must not import torch or any model library.
 """
 from __future__ import annotations
@@ -19,9 +26,10 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
+from models.extractor_format import words_of
 from models.training.entities import EntitySource, Split
 
-GENERATOR_VERSION = "extract-6"
+GENERATOR_VERSION = "extract-7"
 
 # Buckets the dev figures are reported by.
 BUCKET = {
@@ -47,7 +55,7 @@ KEY_PHRASES = {
     "distance": ["distance", "how far", "distance covered"],
     "city": ["city", "location", "town", "where", "place"],
     "country": ["country", "nation", "destination country"],
-    "person": ["person", "who", "companion", "with whom", "friend", "contact"],
+    "person": ["person", "who", "companion", "with whom", "friend", "contact", "people", "companions"],
     "attendee": ["attendee", "participant", "who", "meeting with", "person"],
     "sender": ["sender", "from", "who wrote", "author"],
     "product": ["product", "item", "what was bought", "article", "purchase", "product name"],
@@ -55,7 +63,7 @@ KEY_PHRASES = {
     "amount": ["amount", "price", "cost", "total", "how much", "money spent"],
     "currency": ["currency", "currency code", "paid in"],
     "restaurant": ["restaurant", "venue", "eatery", "restaurant name", "where did we eat"],
-    "cuisine": ["cuisine", "type of food", "food style", "kind of food", "cuisine type"],
+    "cuisine": ["cuisine", "type of food", "food style", "kind of food", "cuisine type", "food"],
     "weekday": ["weekday", "day of week", "day of the week", "which day"],
     "company": ["company", "organisation", "organization", "employer", "firm"],
     "street": ["address", "street", "street address"],
@@ -84,6 +92,14 @@ ACTIVITIES = {
     "walking": ["Walked", "Walk of", "Evening walk:", "Long walk,"],
     "rowing": ["Rowed", "Rowing session:", "Erg row of"],
 }
+
+# Cuisines named outright ("Turkish lunch", "Cuisine: Ethiopian"): the value is the
+# word, lower-cased; the last few only appear in dev.
+CUISINE_WORDS = ["Turkish", "Ethiopian", "Lebanese", "Italian", "Japanese", "Mexican", "Indian", "Chinese",
+                 "Thai", "French", "Greek", "American", "Korean", "Vietnamese", "Spanish", "Portuguese",
+                 "Moroccan", "Persian", "Georgian", "Brazilian", "Polish", "Syrian", "Nepalese", "Sri Lankan",
+                 "Peruvian", "Malaysian", "Argentinian", "Indonesian", "Caribbean"]
+DEV_CUISINE_WORDS = 4
 
 WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
 MONTHS = ["January", "February", "March", "April", "May", "June", "July", "August",
@@ -135,6 +151,8 @@ TEMPLATES: dict[str, list[str]] = {
         "Reservation confirmed: {restaurant}, {city}. Table for 2 on {weekday_text}. Guest: {person}.",
         "From: {sender} <{email}>\nSubject: Dinner {weekday_text}?\n\nHey, shall we try {restaurant} in {city}? "
         "I heard their {dish} is amazing.",
+        "{cuisine_word} dinner with {person} at {restaurant}, {city}.",
+        "Lunch @ {restaurant}. With {person}. {cuisine_word}.",
         "Had {dish} at {restaurant} with {person}. Paid {price}.",
     ],
     "calendar": [
@@ -155,30 +173,30 @@ TEMPLATES: dict[str, list[str]] = {
 # (GPU sweep at 1,000 steps: categorical exact 54% at 0, 88% at 0.5, 92% at 1).
 CATEGORY_FIRST = 1.0
 
-# EXTRACT sends the extractor an event as ``engine.retrieval.verbalise`` writes it
-# ("source: journal | kind: note | title: ... | text: ..."): about half the texts are
-# wrapped that way, with the (source, kind) pairs our importers write for each kind.
+# EXTRACT sends the extractor an event's prose as ``engine.operators.extract.extractor_text``
+# writes it ("source: journal | kind: note | title: ... | text: ..."): about half the
+# texts are wrapped that way, with the (source, kind) pairs our importers write.
 WRAP_SHARE = 0.5
 WRAPPERS = {
-    "music": [("spotify", "music_stream", "text"), ("journal", "note", "text")],
-    "podcast": [("spotify", "podcast_stream", "text"), ("journal", "note", "text")],
-    "netflix": [("netflix", "episode_stream", "text"), ("journal", "note", "text")],
-    "workout": [("strava", "workout", "description"), ("health", "workout", "text"), ("journal", "note", "text")],
-    "purchase": [("mail", "mail", "body"), ("amazon", "purchase", "text"), ("journal", "note", "text")],
-    "restaurant": [("journal", "note", "text"), ("mail", "mail", "body"), ("calendar", "calendar_event", "description")],
-    "calendar": [("calendar", "calendar_event", "description"), ("mail", "mail", "body")],
-    "travel": [("mail", "mail", "body"), ("calendar", "calendar_event", "description"), ("journal", "note", "text")],
+    "music": [("spotify", "music_stream"), ("journal", "note")],
+    "podcast": [("spotify", "podcast_stream"), ("journal", "note")],
+    "netflix": [("netflix", "episode_stream"), ("journal", "note")],
+    "workout": [("strava", "workout"), ("health", "workout"), ("journal", "note")],
+    "purchase": [("mail", "mail"), ("amazon", "purchase"), ("journal", "note")],
+    "restaurant": [("journal", "note"), ("mail", "mail"), ("calendar", "calendar_event")],
+    "calendar": [("calendar", "calendar_event"), ("mail", "mail")],
+    "travel": [("mail", "mail"), ("calendar", "calendar_event"), ("journal", "note")],
 }
 TITLES = ["Dinner", "Order update", "Note", "Workout", "Trip", "Meeting", "Receipt", "Re: plans", "Weekend"]
 
 
 def wrap(rng: random.Random, kind: str, text: str) -> tuple[str, int]:
     """``text`` verbalised as one event's key-value pairs, and the shift of its spans."""
-    source, event_kind, field_name = rng.choice(WRAPPERS[kind])
+    source, event_kind = rng.choice(WRAPPERS[kind])
     head = f"source: {source} | kind: {event_kind} | "
     if kind not in ("music", "podcast", "netflix") and rng.random() < 0.6:  # "title" asks for the show there
         head += f"title: {rng.choice(TITLES)} | "
-    head += f"{field_name}: "
+    head += "text: "
     return head + text.replace("\n", " "), len(head)
 
 
@@ -211,9 +229,10 @@ class EventRenderer:
     """Fills one template: draws each slot's surface text and the attribute values
     it implies (a copied span or a normalised category)."""
 
-    def __init__(self, rng: random.Random, ents: EntitySource):
+    def __init__(self, rng: random.Random, ents: EntitySource, split: Split = "train"):
         self.rng = rng
         self.ents = ents
+        self.split = split
         self.last_entities: tuple[str, ...] = ()  # what the last render drew from ``ents``
 
     def _duration(self) -> str:
@@ -293,6 +312,10 @@ class EventRenderer:
                 activity = r.choice(sorted(ACTIVITIES))
                 value, copied_as = r.choice(ACTIVITIES[activity]), None
                 normalised.append(("activity", activity))
+            elif slot == "cuisine_word":
+                pool = CUISINE_WORDS[-DEV_CUISINE_WORDS:] if self.split == "dev" else CUISINE_WORDS[:-DEV_CUISINE_WORDS]
+                value, copied_as = r.choice(pool), None
+                normalised.append(("cuisine", value.lower()))
             elif slot == "dish":
                 cuisine = r.choice(sorted(CUISINES))
                 value, copied_as = r.choice(CUISINES[cuisine]), None
@@ -325,7 +348,7 @@ def examples(seed: int, split: Split, *, keys_per_text: int = 2,
     then one asking for an attribute the text does not state (gold value "").
     """
     rng = random.Random(f"{seed}:{split}:extract")
-    renderer = EventRenderer(rng, EntitySource(seed, split))
+    renderer = EventRenderer(rng, EntitySource(seed, split), split)
     kinds = sorted(TEMPLATES)
     while True:
         kind = rng.choice(kinds)
@@ -357,3 +380,116 @@ def examples(seed: int, split: Split, *, keys_per_text: int = 2,
                        and not stated_keys.intersection(KEY_PHRASES[n])]
             name = rng.choice(missing)
             yield Example(text, rng.choice(KEY_PHRASES[name]), "", name, None, tag, unseen, entities)
+
+
+# ---------------------------------------------------------------------------- persona texts
+# A fact's attribute -> (the attribute whose key phrases ask for it, how its value is
+# stated). "span": copied as written; "stated": a category whose word the text
+# contains (asked only then: "Lunch @ Bodega Lewis" does not say Spanish, and the
+# model must not learn to guess); "category": normalised by meaning ("Ride" ->
+# cycling); "people": the span from the first to the last person named.
+PERSONA_ATTRIBUTES = {
+    "restaurant": ("restaurant", "span"), "cuisine": ("cuisine", "stated"), "people": ("person", "people"),
+    "person": ("person", "span"), "city": ("city", "span"), "product": ("product", "span"),
+    "shop": ("store", "span"), "artist": ("artist", "span"), "track": ("track", "span"),
+    "album": ("album", "span"), "show": ("show", "span"), "episode": ("episode", "span"),
+    "sport": ("activity", "category"), "amount": ("amount", "amount"), "currency": ("currency", "stated"),
+}
+PERSONA_SHARE = 0.3  # of training texts
+
+
+def _word_span(text: str, value: str) -> tuple[int, int] | None:
+    """The first occurrence of ``value`` in ``text`` that starts and ends where the
+    pointer format's words do ("Hughes" is not a span of "Hughes's")."""
+    words = words_of(text)
+    starts, ends = {a for a, _ in words}, {b for _, b in words}
+    i = text.find(value)
+    while i >= 0:
+        if i in starts and i + len(value) in ends:
+            return i, i + len(value)
+        i = text.find(value, i + 1)
+    return None
+
+
+def _persona_value(text: str, rule: str, value) -> tuple[str, tuple[int, int] | None] | None:
+    """(gold value, span) for one fact attribute, or None when the text does not state it."""
+    if rule == "span":
+        if not isinstance(value, str) or not value:
+            return None
+        span = _word_span(text, value)
+        return (value, span) if span else None
+    if rule == "stated":
+        if not isinstance(value, str) or not value or _word_span(text.lower(), value.lower()) is None:
+            return None
+        return value.lower(), None
+    if rule == "category":
+        return (value.lower(), None) if isinstance(value, str) and value else None
+    if rule == "amount":
+        if not isinstance(value, (int, float)):
+            return None
+        span = _word_span(text, f"{value:.2f}")
+        return (text[span[0]:span[1]], span) if span else None
+    if rule == "people":
+        if not isinstance(value, list) or not value:
+            return None
+        spans = []
+        for name in value:
+            span = _word_span(text, name) or _word_span(text, name.split()[0])
+            if span is None:
+                return None
+            spans.append(span)
+        a, b = min(s[0] for s in spans), max(s[1] for s in spans)
+        if b - a > 120:  # names scattered through a long text: no one span states them
+            return None
+        return text[a:b], (a, b)
+    raise ValueError(rule)
+
+
+def persona_examples(seed: int, split: Split, *, keys_per_text: int = 2) -> Iterator[Example]:
+    """An endless, deterministic stream of examples from the split's simulated lives
+    (``retrieval_data.corpus``): each event, as EXTRACT sees it, asked for the
+    attributes of its facts that it states. Dev personas are other
+    lives than train's, but their names come from the same pools: these figures
+    measure the texts, the template dev set measures unseen entities."""
+    from models.training.retrieval_data import corpus
+
+    c = corpus(split)
+    rng = random.Random(f"{seed}:{split}:persona-extract")
+    usable: list[tuple[int, list[tuple[str, str, tuple[int, int] | None]]]] = []
+    for i, e in enumerate(c.events):
+        stated = []
+        for attr, (name, rule) in PERSONA_ATTRIBUTES.items():
+            # a journal day or a mail holds several facts: ask only for what one of them says
+            holders = [c.facts[f]["attributes"][attr] for f in e.facts if c.facts[f]["attributes"].get(attr)]
+            if len(holders) == 1 and (got := _persona_value(e.brief, rule, holders[0])) is not None:
+                stated.append((name, *got))
+        if stated:
+            usable.append((i, stated))
+    # music plays are three quarters of a life: draw kinds of fact and of event evenly
+    by_kind: dict[tuple[str, str, str], list[int]] = {}
+    for n, (i, _) in enumerate(usable):
+        e = c.events[i]
+        fact_kinds = "+".join(sorted({c.facts[f]["kind"] for f in e.facts}))
+        by_kind.setdefault((fact_kinds, e.source, e.kind), []).append(n)
+    groups = sorted(by_kind)
+    while True:
+        i, stated = usable[rng.choice(by_kind[rng.choice(groups)])]
+        text = c.events[i].brief
+        order = sorted(stated, key=lambda s: s[0])
+        rng.shuffle(order)
+        categorical = [s for s in order if s[2] is None]
+        if categorical:
+            order.remove(categorical[0])
+            order.insert(0, categorical[0])
+        for name, value, span in order[:keys_per_text]:
+            yield Example(text, rng.choice(KEY_PHRASES[name]), value, name, span, "persona")
+
+
+def mixed(seed: int, split: Split, persona_share: float = PERSONA_SHARE) -> Iterator[Example]:
+    """Template examples with ``persona_share`` of persona examples interleaved."""
+    rng = random.Random(f"{seed}:{split}:mix")
+    templates = examples(seed, split)
+    personas = persona_examples(seed, split) if persona_share > 0 else None
+    while True:
+        source = personas if personas is not None and rng.random() < persona_share else templates
+        yield next(source)

@@ -45,6 +45,11 @@ def data_version(role: str) -> str:
     classifier instead of reusing a stale one. A change to this module bumps the
     role's entry in ``VERSIONS``; importers are not hashed (a speed-up there must not
     cost a retrain): a change to what an importer writes bumps both entries."""
+    return f"{VERSIONS[role]}:{corpus_version()}"
+
+
+def corpus_version() -> str:
+    """A hash of the code the corpus comes from (see ``data_version``)."""
     import hashlib
 
     import engine.retrieval
@@ -53,11 +58,11 @@ def data_version(role: str) -> str:
     retrieval = Path(engine.retrieval.__file__).parent
     files = [*sorted(Path(engine.synth.__file__).parent.glob("*.py")),
              retrieval / "verbalise.py", retrieval / "patterns.py"]
-    h = hashlib.sha256(VERSIONS[role].encode())
+    h = hashlib.sha256()
     for f in files:
         h.update(f.name.encode())
         h.update(f.read_bytes())
-    return f"{VERSIONS[role]}:{h.hexdigest()[:16]}"
+    return h.hexdigest()[:16]
 
 
 # ---------------------------------------------------------------------------- concepts
@@ -132,6 +137,7 @@ class CorpusEvent:
     text: str                          # verbalised, as RETRIEVE's models see it
     items: frozenset                   # pattern items
     facts: list[int] = field(default_factory=list)  # indexes into Corpus.facts
+    brief: str = ""                    # its prose, as EXTRACT hands it to the extractor
 
 
 @dataclass(slots=True)
@@ -139,6 +145,37 @@ class Corpus:
     events: list[CorpusEvent]
     facts: list[dict]
     concepts: list[Concept]
+    # Derived once: both classifiers ask relevance() for hundreds of concepts, and
+    # scanning every fact and lower-casing every text each time took over a minute.
+    lowered: list[str] = field(default_factory=list)
+    events_of_fact: list[list[int]] = field(default_factory=list)
+    groups: dict[tuple[str, str], list[int]] = field(default_factory=dict)  # (source, kind) -> events
+    facts_of_kind: dict[str, list[int]] = field(default_factory=dict)
+    facts_of_value: dict[tuple[str, str], list[int]] = field(default_factory=dict)
+    _relevance: dict[Concept, list[bool | None]] = field(default_factory=dict)
+    _value_patterns: dict[tuple[str, str], list[tuple[str, list[int]]]] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.lowered = [e.text.lower() for e in self.events]
+        self.events_of_fact = [[] for _ in self.facts]
+        for i, e in enumerate(self.events):
+            self.groups.setdefault((e.source, e.kind), []).append(i)
+            for f in e.facts:
+                self.events_of_fact[f].append(i)
+        for f, fact in enumerate(self.facts):
+            self.facts_of_kind.setdefault(fact["kind"], []).append(f)
+            for attr, v in fact["attributes"].items():
+                for x in (v if isinstance(v, list) else [v]):
+                    if isinstance(x, str):
+                        self.facts_of_value.setdefault((attr, x), []).append(f)
+
+    def holding(self, concept: Concept) -> list[int]:
+        """The facts ``concept`` holds for (what ``Concept.holds`` says, from the indexes)."""
+        if concept.attr is None:
+            pool = self.facts_of_kind.get(concept.kind, []) if concept.kind is not None else range(len(self.facts))
+        else:
+            pool = self.facts_of_value.get((concept.attr, concept.value), [])
+        return [f for f in pool if concept.holds(self.facts[f])]
 
 
 # ---------------------------------------------------------------------------- matching facts to events
@@ -219,6 +256,7 @@ def _build_corpus(personas: tuple[str, ...]) -> Corpus:
     import orjson
 
     from engine.ingest import import_paths
+    from engine.operators.extract import extractor_text
     from engine.retrieval.verbalise import key_values, pattern_items, verbalise
     from engine.store import EventStore
     from engine.synth.personas import generate
@@ -242,7 +280,8 @@ def _build_corpus(personas: tuple[str, ...]) -> Corpus:
             pairs = key_values(source, kind, title, text, attrs)
             linked = link(by_key, file, locator, attrs, start, offset)
             matched += bool(linked)
-            events.append(CorpusEvent(source, kind, verbalise(pairs), frozenset(pattern_items(pairs)), linked))
+            events.append(CorpusEvent(source, kind, verbalise(pairs), frozenset(pattern_items(pairs)), linked,
+                                      extractor_text(source, kind, title, text)))
         log.info("retrieval corpus: persona %s, %d events, %d linked to facts", persona, len(rows), matched)
     return Corpus(events, facts, _concepts(facts))
 
@@ -269,16 +308,18 @@ def _concepts(facts: list[dict]) -> list[Concept]:
 def relevance(c: Corpus, concept: Concept) -> list[bool | None]:
     """Per event: True (expresses a fact the concept holds for), False, or None
     (no such fact, but the text names the value: unknown)."""
-    hits = {i for i, f in enumerate(c.facts) if concept.holds(f)}
+    if concept in c._relevance:
+        return c._relevance[concept]
+    out: list[bool | None] = [False] * len(c.events)
     needle = (concept.value or "").lower()
-    out: list[bool | None] = []
-    for e in c.events:
-        if any(i in hits for i in e.facts):
-            out.append(True)
-        elif needle and needle in e.text.lower():
-            out.append(None)
-        else:
-            out.append(False)
+    if needle:
+        for i, text in enumerate(c.lowered):
+            if needle in text:
+                out[i] = None
+    for f in c.holding(concept):
+        for i in c.events_of_fact[f]:
+            out[i] = True
+    c._relevance[concept] = out
     return out
 
 
@@ -305,11 +346,8 @@ def labelled_patterns(c: Corpus, concept: Concept) -> list[tuple[str, int]]:
     from engine.retrieval.patterns import describe_pattern, group_pattern, matches, value_patterns
 
     rel = relevance(c, concept)
-    groups: dict[tuple[str, str], list[int]] = {}
-    for i, e in enumerate(c.events):
-        groups.setdefault((e.source, e.kind), []).append(i)
     out: list[tuple[str, int]] = []
-    for (source, kind), members in sorted(groups.items()):
+    for (source, kind), members in sorted(c.groups.items()):
         known = [i for i in members if rel[i] is not None]
         g = group_pattern(source, kind)
         positives = sum(1 for i in known if rel[i])
@@ -319,11 +357,15 @@ def labelled_patterns(c: Corpus, concept: Concept) -> list[tuple[str, int]]:
         out.append((describe_pattern(g), label))
         if PATTERN_LABELS[label] != "partial":
             continue
-        for p, _ in value_patterns(g, (set(c.events[i].items) for i in members)):
-            sel = [i for i in known if matches(p, c.events[i].items)]
+        if (source, kind) not in c._value_patterns:  # the same for every concept
+            c._value_patterns[(source, kind)] = [
+                (describe_pattern(p), [i for i in members if matches(p, c.events[i].items)])
+                for p, _ in value_patterns(g, (set(c.events[i].items) for i in members))]
+        for text, matched in c._value_patterns[(source, kind)]:
+            sel = [i for i in matched if rel[i] is not None]
             pl = _label((sum(1 for i in sel if rel[i]), len(sel)), positives / len(known))
             if pl is not None:
-                out.append((describe_pattern(p), pl))
+                out.append((text, pl))
     return out
 
 
@@ -367,9 +409,8 @@ def event_pairs(seed: int, split: str, *, negatives: int = 3) -> Iterator[Pair]:
             rel = relevance(c, c.concepts[k])
             pos = [i for i, r in enumerate(rel) if r]
             neg = [i for i, r in enumerate(rel) if r is False]
-            neg_by_group: dict[tuple[str, str], list[int]] = {}
-            for i in neg:
-                neg_by_group.setdefault((c.events[i].source, c.events[i].kind), []).append(i)
+            neg_by_group = {g: kept for g, members in c.groups.items()
+                            if (kept := [i for i in members if rel[i] is False])}
             cache[k] = (pos, neg_by_group, neg)
         pos, neg_by_group, neg = cache[k]
         if not pos or not neg:

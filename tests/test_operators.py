@@ -445,6 +445,29 @@ def test_an_irrelevant_kind_whose_search_hits_pass_the_reranker_is_judged_after_
     assert unchecked.rows == []
 
 
+class WindowedReranker(FakeReranker):
+    """Reads only the first ``window`` characters, as the real one reads 64 tokens."""
+
+    def __init__(self, keyword: str, window: int = 80):
+        super().__init__(keyword)
+        self.window = window
+
+    def score(self, pairs):
+        return super().score([(q, t[:self.window]) for q, t in pairs])
+
+
+def test_the_reranker_reads_every_paragraph_of_a_long_text(store):
+    day = datetime(2007, 9, 7, tzinfo=timezone.utc)
+    notes = [ev("journal", "note", day + timedelta(days=i), 1440, f"2007-09-0{7 + i}",
+                f"# 2007-09-0{7 + i}\n\nI spent 36 minutes talking to Emery.\n\nI read social media.\n\n"
+                + ("I watched a movie on TV today." if i == 0 else "I went for a walk.")) for i in range(3)]
+    add(store, notes)
+    patterns = FakePatterns({"journal": "partial"})
+    result = execute('RETRIEVE(query="watched TV")', store,
+                     Models(patterns=patterns, reranker=WindowedReranker("movie on tv")), today=TODAY)
+    assert [r.get("title") for r in result.rows] == ["2007-09-07"]
+
+
 def test_a_small_partial_group_is_reranked_whole(store):
     add(store, retrieval_life())
     patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")

@@ -19,6 +19,7 @@ This module reads the store and the index; it never writes the store.
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
@@ -43,6 +44,23 @@ def local(dt: datetime | None, offset_min: int | None) -> datetime | None:
     return dt.replace(tzinfo=timezone.utc).astimezone(timezone(timedelta(minutes=offset_min or 0)))
 
 
+_PARAGRAPH = re.compile(r"\n\s*\n")
+MAX_PASSAGES = 12
+
+
+def score_events(reranker, query: str, events: list["_Event"]) -> list[float]:
+    """The reranker's score for each event: the best of its passages."""
+    pairs, owner = [], []
+    for n, e in enumerate(events):
+        for text in e.passages():
+            pairs.append((query, text))
+            owner.append(n)
+    best = [float("-inf")] * len(events)
+    for n, sc in zip(owner, reranker.score(pairs) if pairs else []):
+        best[n] = max(best[n], sc)
+    return best
+
+
 class _Event:
     __slots__ = ("id", "source", "kind", "title", "text", "start", "end", "attributes", "_pairs", "_items")
 
@@ -64,6 +82,18 @@ class _Event:
         if self._items is None:
             self._items = pattern_items(self.pairs)
         return self._items
+
+    def passages(self) -> list[str]:
+        """What the event classifier reads: the verbalised event and, for a text of
+        several paragraphs (a diary day, a long mail), each later paragraph with the
+        event's source, kind and title. The classifier sees 64 tokens; the third
+        paragraph of a day's note ("I watched a movie on TV") was never read."""
+        first = verbalise(self.pairs)
+        paragraphs = [p.strip() for p in _PARAGRAPH.split(self.text or "") if p.strip()]
+        if len(paragraphs) < 2:
+            return [first]
+        head = key_values(self.source, self.kind, self.title, None, None)
+        return [first, *(verbalise([*head, ("text", p)]) for p in paragraphs[1:MAX_PASSAGES])]
 
     def row(self) -> Row:
         return Row({"source": self.source, "kind": self.kind, "title": self.title or "",
@@ -219,7 +249,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 top[g].append(e)
         checks = [e for es in top.values() for e in es]
         if checks:
-            scores = ctx.models.reranker.score([(query, verbalise(e.pairs)) for e in checks])
+            scores = score_events(ctx.models.reranker, query, checks)
             revived = {(e.source, e.kind) for e, sc in zip(checks, scores) if sc >= settings.rerank_threshold}
             for g in sorted(revived):
                 partial_groups.append(g)
@@ -277,7 +307,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
             for i in range(0, len(undecided), settings.rerank_batch):
                 ctx.check_cancel()
                 batch = undecided[i:i + settings.rerank_batch]
-                scores = ctx.models.reranker.score([(query, verbalise(e.pairs)) for e in batch])
+                scores = score_events(ctx.models.reranker, query, batch)
                 kept_ids.update(dict.fromkeys(e.id for e, s in zip(batch, scores) if s >= settings.rerank_threshold))
             ctx.note(f"reranked {len(undecided)} candidates")
     rows = [e.row() for e in fetch_events(ctx, list(kept_ids))]

@@ -332,3 +332,17 @@ def test_extract_reads_an_events_prose_without_its_attributes():
     text = extractor_text("calendar", "calendar_event", "Lunch @ Römer", "Calendar event: Lunch @ Römer. Ethiopian.")
     assert text == ("source: calendar | kind: calendar_event | title: Lunch @ Römer | "
                     "text: Calendar event: Lunch @ Römer. Ethiopian.")
+
+
+def test_examples_are_the_same_in_every_process():
+    """String hashing differs per process; a set-ordered word list in a faker locale
+    once made the build's examples differ from run to run."""
+    import os
+    import subprocess
+    import sys
+
+    code = ("import hashlib, itertools; from models.training import extract_data as ed; "
+            "print(hashlib.sha256(repr(list(itertools.islice(ed.examples(13, 'train'), 3000))).encode()).hexdigest())")
+    out = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
+                          env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
+    assert len(out) == 1

@@ -55,6 +55,16 @@ def split_of(entity: str) -> Split:
     return "dev" if int.from_bytes(digest, "big") % DEV_SHARE_DEN == 0 else "train"
 
 
+def _fix_set_ordered_lists(fk) -> None:
+    """Some faker locales build a word list from a set (it_IT's cities), so its order,
+    and every draw after it, changed with each process's string hashing: the build's
+    examples were not the same twice. Sort those lists."""
+    for provider in fk.providers:
+        cities = getattr(provider, "cities", None)
+        if isinstance(cities, list) and type(provider).__module__.endswith("it_IT"):
+            provider.cities = sorted(cities)
+
+
 class EntitySource:
     """Draws entities of one split. ``draw("person")`` retries until the hash puts
     the entity in this source's split, so both splits see every entity type."""
@@ -71,6 +81,7 @@ class EntitySource:
             except AttributeError:  # a locale this faker release lacks
                 continue
             f.seed_instance(self.rng.randrange(1 << 30))
+            _fix_set_ordered_lists(f)
             self._fakers.append(f)
         self._kinds: dict[str, Callable[[], str]] = {
             "person": lambda: f"{self._fk().first_name()} {self._fk().last_name()}",

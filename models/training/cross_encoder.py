@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from models.training.retrieval_data import PATTERN_LABELS, Pair
-from models.training.seq2seq import bf16_autocast
+from models.training.precision import bf16_autocast
 
 log = logging.getLogger(__name__)
 
@@ -43,7 +43,7 @@ class CrossEncoderParams:
     warmup: int = 30
     dev_pairs: int = 1200
     seed: int = 17
-    bf16: bool = True  # bfloat16 autocast where the CPU has it (see seq2seq.bf16_autocast)
+    bf16: bool = True  # bfloat16 autocast where the CPU has it (see precision.bf16_autocast)
 
 
 def train_and_export(minilm_dir: Path, work_dir: Path, pairs: Iterator[Pair], params: CrossEncoderParams,

@@ -340,6 +340,14 @@ class EventRenderer:
         return "".join(pieces), attrs
 
 
+def _first_to_front(items: list, wanted) -> None:
+    """Move the first item ``wanted`` accepts to the front (in place)."""
+    first = next((x for x in items if wanted(x)), None)
+    if first is not None:
+        items.remove(first)
+        items.insert(0, first)
+
+
 def examples(seed: int, split: Split, *, keys_per_text: int = 2,
              absent_share: float = 0.1) -> Iterator[Example]:
     """An endless, deterministic stream of extractor examples for ``split``.
@@ -366,10 +374,7 @@ def examples(seed: int, split: Split, *, keys_per_text: int = 2,
         if split == "train" and rng.random() < CATEGORY_FIRST:
             # normalised categories are a small share of the attributes and the
             # slowest to learn (a mapping, not a copy): ask for one more often
-            normalised = [n for n in names if attrs[n][1] is None]
-            if normalised:
-                names.remove(normalised[0])
-                names.insert(0, normalised[0])
+            _first_to_front(names, lambda n: attrs[n][1] is None)
         tag = f"{kind}/{index}"
         for name in names[:keys_per_text]:
             value, span = attrs[name]
@@ -477,10 +482,7 @@ def persona_examples(seed: int, split: Split, *, keys_per_text: int = 2) -> Iter
         text = c.events[i].brief
         order = sorted(stated, key=lambda s: s[0])
         rng.shuffle(order)
-        categorical = [s for s in order if s[2] is None]
-        if categorical:
-            order.remove(categorical[0])
-            order.insert(0, categorical[0])
+        _first_to_front(order, lambda s: s[2] is None)  # categories first, as in ``examples``
         for name, value, span in order[:keys_per_text]:
             yield Example(text, rng.choice(KEY_PHRASES[name]), value, name, span, "persona")
 

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from models import extractor_format as fmt
 from models.training import extract_data
+from models.training.precision import bf16_autocast
 
 # Part of the build's cache key: bump it when training changes in a way the
 # parameters do not show (a model built by the old code must not be reused).
@@ -213,18 +214,6 @@ def freeze_bottom(model, layers: int) -> list:
             for p in module.parameters():
                 p.requires_grad_(False)
     return [p for p in model.parameters() if p.requires_grad]
-
-
-def bf16_autocast(wanted: bool):
-    """A context factory: bfloat16 autocast when wanted and the CPU computes in it
-    natively, else a no-op (emulated bf16 is slower than float32)."""
-    import contextlib
-
-    import torch
-
-    if wanted and torch.backends.mkldnn.is_available() and torch.ops.mkldnn._is_mkldnn_bf16_supported():
-        return lambda: torch.autocast("cpu", dtype=torch.bfloat16)
-    return contextlib.nullcontext
 
 
 def train(minilm_dir: Path, work_dir: Path, params: Seq2SeqParams, progress: Progress) -> Path:

@@ -18,6 +18,7 @@ from typing import Any
 from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
+from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
 from engine.plan.spec import EVENT_ATTRIBUTES
@@ -89,13 +90,11 @@ def extractor_text(source: str, kind: str, title: str | None, text: str | None) 
     return verbalise(key_values(source, kind, title, text, None))
 
 
-def _text(row: Row, *, attributes: bool = False) -> str:
-    """The event as the extractor reads it; with ``attributes`` for the sample that
-    looks for a mapping (an answer read from "band: Muse" maps "performer" to band)."""
-    if attributes:
-        return verbalise(key_values(row.get("source") or "", row.get("kind") or "", row.get("title"),
-                                    row.get("text"), row.raw))
-    return extractor_text(row.get("source") or "", row.get("kind") or "", row.get("title"), row.get("text"))
+def _with_attributes(row: Row) -> str:
+    """The event with its attributes, for the sample that looks for a mapping (an
+    answer read from "band: Muse" maps "performer" to band)."""
+    return verbalise(key_values(row.get("source") or "", row.get("kind") or "", row.get("title"),
+                                row.get("text"), row.raw))
 
 
 _AMOUNT = re.compile(r"[-+]?\d[\d.,' ]*")
@@ -180,16 +179,57 @@ def extract(node: Extract, rows: list[Row], ctx: OperatorContext) -> list[Row]:
 
 
 def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> list[Any]:
-    if not rows:
-        return []
-    sample = rows[:SAMPLE]
+    """Each kind of event (source and kind) decides on its own whether an attribute
+    holds ``key``: a RETRIEVE that brings Amazon orders and a few mails must read
+    the orders' ``total`` and ask the model only about the mails."""
+    groups: dict[tuple[str, str], list[int]] = {}
+    for i, r in enumerate(rows):
+        groups.setdefault((r.get("source") or "", r.get("kind") or ""), []).append(i)
+    out: list[Any] = [None] * len(rows)
+    ask: list[int] = []
+    for (source, kind_), members in groups.items():
+        ctx.check_cancel()
+        group = [rows[i] for i in members]
+        attr = _frozen_attribute(key, group, ctx)
+        what = f"{source} {kind_}".strip() or "events"
+        if attr is None:
+            ask.extend(members)
+            if len(groups) > 1:
+                ctx.note(f"EXTRACT {key!r} from {what}: no attribute holds it; asking the extractor "
+                         f"({len(members)} events)")
+            continue
+        ctx.note(f"EXTRACT {key!r} from {what}: frozen mapping to {attr!r}")
+        for i in members:
+            out[i] = coerce(_lookup(rows[i], attr), kind, rows[i])
+    if not ask:
+        return out
+    if ctx.models.extractor is None:
+        raise OperatorError("EXTRACT", (
+            f"the events have no attribute that holds {key!r} (looked for {', '.join(_candidates(key))}) "
+            "and no extraction model is loaded"))
+    if len(groups) == 1:
+        ctx.note(f"EXTRACT {key!r}: no attribute holds it for {FREEZE_SHARE:.0%} of the sample; "
+                 "asked the extractor")
+    ask.sort()
+    for n in range(0, len(ask), BATCH):
+        ctx.check_cancel()
+        batch = ask[n:n + BATCH]
+        for i, answer in zip(batch, _ask(ctx.models.extractor, key, [rows[i] for i in batch])):
+            out[i] = coerce(answer, kind, rows[i])
+    return out
+
+
+def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) -> str | None:
+    """The attribute that holds ``key`` in at least 70% of the first rows, by name or
+    because the extractor's answers equal its values; None when there is none."""
+    sample = sample_from[:SAMPLE]
     per_row = [_name_mapping(r, key) for r in sample]
     unmapped = [i for i, m in enumerate(per_row) if m is None]
     extractor = ctx.models.extractor
     named = Counter(m for m in per_row if m is not None)
     if unmapped and extractor is not None and (not named or named.most_common(1)[0][1] < FREEZE_SHARE * len(sample)):
         # ask the model for the sample only, and see which attribute its answers equal
-        answers = extractor.extract([(_text(sample[i], attributes=True), key) for i in unmapped])
+        answers = extractor.extract([(_with_attributes(sample[i]), key) for i in unmapped])
         for i, ans in zip(unmapped, answers):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
@@ -200,19 +240,36 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     if counts:
         attr, n = counts.most_common(1)[0]
         if n >= FREEZE_SHARE * len(sample):
-            ctx.note(f"EXTRACT {key!r}: frozen mapping to {attr!r} ({n}/{len(sample)} of the sample)")
-            return [coerce(_lookup(r, attr), kind, r) for r in rows]
-    if extractor is None:
-        raise OperatorError("EXTRACT", (
-            f"the events have no attribute that holds {key!r} (looked for {', '.join(_candidates(key))}) "
-            "and no extraction model is loaded"))
-    ctx.note(f"EXTRACT {key!r}: no attribute holds it for {FREEZE_SHARE:.0%} of the sample; asked the extractor")
-    out: list[Any] = []
-    for i in range(0, len(rows), BATCH):
-        ctx.check_cancel()
-        batch = rows[i:i + BATCH]
-        answers = extractor.extract([(_text(r), key) for r in batch])
-        if len(answers) != len(batch):
-            raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(batch)} events")
-        out.extend(coerce(a.strip() if isinstance(a, str) else a, kind, r) for a, r in zip(answers, batch))
+            return attr
+    return None
+
+
+_WORDLESS = re.compile(r"^[\W_]*$")
+
+
+def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
+    """The extractor's answers for ``rows``. A row RETRIEVE merged from several events
+    (a run in Strava and "Run with Ana" in the calendar) is asked once per event's
+    text, and the first answer with a word in it counts: asked about the joined text,
+    the model answered "|". An answer without a letter or digit is no answer."""
+    queries: list[tuple[str, str]] = []
+    owner: list[int] = []
+    for n, r in enumerate(rows):
+        text = r.get("text") or ""
+        merged = len(r.ids) > 1 and MERGED_TEXTS in text
+        parts = [t for t in text.split(MERGED_TEXTS) if t.strip()] if merged else [text]
+        for part in parts:
+            queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", r.get("title"), part), key))
+            owner.append(n)
+    answers = extractor.extract(queries)
+    if len(answers) != len(queries):
+        raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")
+    out: list[Any] = [None] * len(rows)
+    for n, a in zip(owner, answers):
+        if isinstance(a, str):
+            a = a.strip()
+            if _WORDLESS.match(a):
+                continue
+        if out[n] is None and a not in (None, ""):
+            out[n] = a
     return out

@@ -32,7 +32,8 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
     try:
         llm = registry.planner()
         otx = Models(sparse=registry.sparse_encoder(), patterns=registry.pattern_classifier(),
-                     reranker=registry.event_classifier(), extractor=registry.extractor())
+                     reranker=registry.event_classifier(), extractor=registry.extractor(),
+                     embedder=registry.embedder())
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)

@@ -26,6 +26,9 @@ class _Registry:
     def event_classifier(self):
         return None
 
+    def embedder(self):
+        return None
+
 
 def test_recall_and_precision_follow_the_classifier(tmp_path):
     figures = retrieval.run(persona="p5", concepts=4, work_dir=tmp_path, scale=0.05, years=0.2,

@@ -410,6 +410,38 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
     assert reranker.pairs == 2  # both calendar candidates were scored, nothing else
 
 
+class FakeEmbedder:
+    """Texts are near each other when they share a word from a small vocabulary."""
+    WORDS = ("music", "concert", "muse", "live", "run", "meeting")
+    dimension = len(WORDS)
+
+    def embed(self, texts):
+        out = []
+        for t in texts:
+            v = [1.0 if w in t.lower() else 0.0 for w in self.WORDS]
+            n = sum(x * x for x in v) ** 0.5 or 1.0
+            out.append([x / n for x in v])
+        return out
+
+    def close(self):
+        pass
+
+
+def test_what_the_reranker_keeps_must_be_near_the_query_for_the_embedder(store):
+    add(store, retrieval_life())
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    everything = FakeReranker("")  # a reranker that lets every candidate through
+    settings = RetrieveSettings(verify_irrelevant=0)
+    loose = execute('RETRIEVE(query="concert")', store, Models(patterns=patterns, reranker=everything),
+                    today=TODAY, retrieve_settings=settings)
+    assert len(loose.rows) == 2  # the concert and the licensing meeting
+    gated = execute('RETRIEVE(query="concert")', store,
+                    Models(patterns=patterns, reranker=everything, embedder=FakeEmbedder()),
+                    today=TODAY, retrieve_settings=settings)
+    assert [r.get("title") for r in gated.rows] == ["Live music: Muse concert"]
+    assert any("dropped: further from the query" in n for st in gated.nodes for n in st.notes)
+
+
 def test_sparse_candidates_find_what_full_text_misses(store):
     add(store, retrieval_life())
     patterns = FakePatterns({}, default="partial")  # no pattern decides: the candidates are all there is
@@ -627,6 +659,42 @@ def test_extract_learns_a_mapping_from_the_extractors_answers(store):
                      Models(extractor=extractor), today=TODAY)
     assert extractor.calls == [50]  # the sample only; the rest used the frozen mapping
     assert [r.get("performer") for r in result.rows][:3] == ["Blur", "Muse", "Muse"]
+
+
+def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
+    """Orders carry their total; the receipts mailed for them do not. The orders'
+    attribute is read and only the mails go to the extractor."""
+    t = datetime(2024, 5, 1, 9, tzinfo=BERLIN)
+    add(store, [ev("shop", "purchase", t + timedelta(days=i), 1, f"Order {i}", f"Bought thing {i}", total=10.0 + i)
+                for i in range(30)]
+        + [ev("mail", "mail", t + timedelta(days=i, hours=5), 1, f"Receipt {i}", f"You paid {20 + i} EUR for an order")
+           for i in range(6)])
+    extractor = FakeExtractor(lambda key, text: m.group(1) if (m := re.search(r"paid (\d+)", text)) else "")
+    result = execute('EXTRACT(l=RETRIEVE(query="order"), attr_names=["total"], attr_types=[float])', store,
+                     Models(extractor=extractor), today=TODAY)
+    got = {(r.get("source"), r.get("total")) for r in result.rows}
+    assert got == {("shop", 10.0 + i) for i in range(30)} | {("mail", 20.0 + i) for i in range(6)}
+    assert sum(extractor.calls) == 6 + 6  # the mails' sample, then the mails themselves; no order was asked
+
+
+def test_extract_reads_each_text_of_a_merged_row_and_ignores_answers_without_words(store):
+    from engine.operators.retrieve import merge_overlapping
+    from engine.operators.extract import _ask
+    from engine.plan.rows import Row
+    t = datetime(2024, 5, 1, 7, tzinfo=BERLIN)
+    run = Row({"source": "strava", "kind": "workout", "title": "Morning Run", "text": "Ran 8 km",
+               "start": t, "end": t + timedelta(hours=1)}, ("stra-1",))
+    cal = Row({"source": "calendar", "kind": "calendar_event", "title": "Run", "text": "Run with Ana Lopez",
+               "start": t, "end": t + timedelta(hours=1)}, ("cale-1",))
+    [merged] = merge_overlapping([run, cal], 0.5)
+    seen = []
+
+    def answer(key, text):
+        seen.append(text)
+        return m.group(1) if (m := re.search(r"with (\w+ \w+)", text)) else " | "
+    assert _ask(FakeExtractor(answer), "people", [merged]) == ["Ana Lopez"]
+    assert [s.rsplit("text: ", 1)[1] for s in seen] == ["Ran 8 km", "Run with Ana Lopez"]
+    assert _ask(FakeExtractor(lambda key, text: "|"), "people", [run]) == [None]
 
 
 def test_extract_without_model_or_attribute_fails_in_plain_words(store):

@@ -40,7 +40,7 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
     by_key = rd.fact_index(facts)
     registry = models or ModelRegistry()
     otx = Models(sparse=registry.sparse_encoder(), patterns=registry.pattern_classifier(),
-                 reranker=registry.event_classifier())
+                 reranker=registry.event_classifier(), embedder=registry.embedder())
     per_concept: list[dict] = []
     with EventStore(prepared.store_path, read_only=True) as store:
         rows = store.reader().execute(

@@ -13,7 +13,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from engine.plan.expr import EvalContext
-from engine.protocols import Extractor, PatternClassifier, Reranker, SparseEncoder
+from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, SparseEncoder
 
 if TYPE_CHECKING:
     from engine.retrieval.index import RetrievalIndex
@@ -41,6 +41,7 @@ class Models:
     patterns: PatternClassifier | None = None
     reranker: Reranker | None = None
     extractor: Extractor | None = None
+    embedder: Embedder | None = None  # a second opinion on what the reranker keeps
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +54,10 @@ class RetrieveSettings:
     rerank_per_group: int = 300         # search hits of a bigger partial group the reranker judges
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
     rerank_threshold: float = 0.5
+    # what the reranker keeps must also be this close to the query in the embedder's
+    # space (cosine of the best passage): the reranker, trained here in minutes, let
+    # diary days through for "Amazon purchase" (see RETRIEVE's module docstring)
+    min_similarity: float = 0.15
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
 

@@ -10,7 +10,10 @@
    workouts) mined from the group's candidates and a sample of the group are
    labelled the same way: relevant ones bring all their events from the store,
    irrelevant ones drop their candidates (relevant wins, for recall);
-4. the Reranker classifies the candidates no pattern decided;
+4. the Reranker classifies the candidates no pattern decided; with an Embedder, the
+   passage that made a candidate pass must also be near the query in its space (the pretrained
+   embedder generalises where the reranker, trained here on synthetic lives, does
+   not: it scored a calendar's football games 0.67 for "Amazon purchase");
 5. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
@@ -45,20 +48,34 @@ def local(dt: datetime | None, offset_min: int | None) -> datetime | None:
 
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
+MERGED_TEXTS = " | "  # joins the texts of events merged into one row
 MAX_PASSAGES = 12
 
 
 def score_events(reranker, query: str, events: list["_Event"]) -> list[float]:
     """The reranker's score for each event: the best of its passages."""
+    return [score for score, _ in best_passages(reranker, query, events)]
+
+
+def best_passages(reranker, query: str, events: list["_Event"]) -> list[tuple[float, str]]:
+    """Each event's best passage for the reranker, with its score."""
     pairs, owner = [], []
     for n, e in enumerate(events):
         for text in e.passages():
             pairs.append((query, text))
             owner.append(n)
-    best = [float("-inf")] * len(events)
-    for n, sc in zip(owner, reranker.score(pairs) if pairs else []):
-        best[n] = max(best[n], sc)
+    best: list[tuple[float, str]] = [(float("-inf"), "")] * len(events)
+    for n, (_, text), sc in zip(owner, pairs, reranker.score(pairs) if pairs else []):
+        if sc > best[n][0]:
+            best[n] = (sc, text)
     return best
+
+
+def similarities(embedder, query: str, passages: list[str]) -> list[float]:
+    """Each passage's cosine with the query in the embedder's space."""
+    vectors = embedder.embed([query, *passages])
+    q = vectors[0]
+    return [sum(a * b for a, b in zip(q, v)) for v in vectors[1:]]
 
 
 class _Event:
@@ -163,7 +180,7 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
             raw.update(rows[m].raw)
         values["start"] = min(rows[m].get("start") for m in members)
         values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in members)
-        values["text"] = " | ".join(t for t in (rows[m].get("text") for m in members) if t)
+        values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in members) if t)
         values["sources"] = sorted({rows[m].get("source") for m in members})
         out.append(Row(values, frozenset().union(*(rows[m].ids for m in members)), raw))
     out.sort(key=lambda r: (r.get("start"), min(r.ids)))
@@ -304,12 +321,21 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
             ctx.note(f"no reranker: kept all {len(undecided)} undecided candidates")
             kept_ids.update(dict.fromkeys(e.id for e in undecided))
         else:
+            passed: list[tuple[_Event, str]] = []  # with the passage that made it pass
             for i in range(0, len(undecided), settings.rerank_batch):
                 ctx.check_cancel()
                 batch = undecided[i:i + settings.rerank_batch]
-                scores = score_events(ctx.models.reranker, query, batch)
-                kept_ids.update(dict.fromkeys(e.id for e, s in zip(batch, scores) if s >= settings.rerank_threshold))
-            ctx.note(f"reranked {len(undecided)} candidates")
+                best = best_passages(ctx.models.reranker, query, batch)
+                passed.extend((e, text) for e, (s, text) in zip(batch, best) if s >= settings.rerank_threshold)
+            ctx.note(f"reranked {len(undecided)} candidates, {len(passed)} passed")
+            if ctx.models.embedder is not None and passed and settings.min_similarity > -1:
+                near = similarities(ctx.models.embedder, query, [text for _, text in passed])
+                kept = [p for p, sim in zip(passed, near) if sim >= settings.min_similarity]
+                if len(kept) < len(passed):
+                    ctx.note(f"{len(passed) - len(kept)} of them dropped: further from the query than "
+                             f"{settings.min_similarity} (embedder cosine)")
+                passed = kept
+            kept_ids.update(dict.fromkeys(e.id for e, _ in passed))
     rows = [e.row() for e in fetch_events(ctx, list(kept_ids))]
     merged = merge_overlapping(rows, settings.merge_min_overlap)
     if len(merged) < len(rows):

@@ -33,7 +33,7 @@ from pathlib import Path, PurePosixPath
 
 log = logging.getLogger(__name__)
 
-VERSIONS = {"pattern_classifier": "patterns-2", "event_classifier": "events-1"}
+VERSIONS = {"pattern_classifier": "patterns-2", "event_classifier": "events-2"}
 PATTERN_LABELS = ("relevant", "irrelevant", "partial")
 PERSONAS = {"train": ("p1", "p2", "p3"), "dev": ("p4",)}
 YEARS, SCALE = 1.0, 0.3          # a year of each life, music/mail/TV thinned: ~6k events each
@@ -154,6 +154,7 @@ class Corpus:
     facts_of_value: dict[tuple[str, str], list[int]] = field(default_factory=dict)
     _relevance: dict[Concept, list[bool | None]] = field(default_factory=dict)
     _value_patterns: dict[tuple[str, str], list[tuple[str, list[int]]]] = field(default_factory=dict)
+    by_stem: dict[str, list[int]] = field(default_factory=dict)  # see word_index()
 
     def __post_init__(self) -> None:
         self.lowered = [e.text.lower() for e in self.events]
@@ -397,12 +398,47 @@ def pattern_pairs(seed: int, split: str) -> Iterator[Pair]:
             yield Pair(query, rng.choice(cache[k][key]), key[1])
 
 
+_WORD = re.compile(r"[a-z]{3,}")
+_STOP = frozenset("""the and did for with what which when where who how many much most often last first
+    this that was were have has had not you your our are from into about all any time times ever
+    source kind title text""".split())  # the last four name every verbalised field
+
+
+def stem(word: str) -> str:
+    """A crude stem, enough to hear "running" in "Run": suffixes off, a doubled
+    last consonant halved."""
+    for suffix in ("ing", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
+
+
+def word_index(c: Corpus) -> dict[str, list[int]]:
+    """Stem -> the events whose text has it (built once per corpus)."""
+    if not c.by_stem:
+        for i, text in enumerate(c.lowered):
+            for st in stems(text):
+                c.by_stem.setdefault(st, []).append(i)
+    return c.by_stem
+
+
 def event_pairs(seed: int, split: str, *, negatives: int = 3) -> Iterator[Pair]:
     """Endless (query, event text, 0/1) pairs: one positive, then ``negatives``
-    negatives, about half of them hard (same source and kind as the positive)."""
+    negatives in turn: one of the positive's source and kind, one that shares a
+    word with the query (a song called "Run Away" for "running": what the search
+    stage hands the classifier, and what it let through before), one at random."""
     c = corpus(split)
+    index = word_index(c)
     rng = _split_rng(seed, split, "events")
     cache: dict[int, tuple[list[int], dict[tuple[str, str], list[int]], list[int]]] = {}
+    lexical: dict[tuple[int, str], list[int]] = {}
     while True:
         k = rng.randrange(len(c.concepts))
         if k not in cache:
@@ -416,11 +452,15 @@ def event_pairs(seed: int, split: str, *, negatives: int = 3) -> Iterator[Pair]:
         if not pos or not neg:
             continue
         query = c.concepts[k].query(rng)
+        if (k, query) not in lexical:
+            rel = relevance(c, c.concepts[k])
+            lexical[(k, query)] = sorted({i for st in stems(query) for i in index.get(st, ()) if rel[i] is False})
         p = c.events[rng.choice(pos)]
         yield Pair(query, p.text, 1)
         for n in range(negatives):
             same = neg_by_group.get((p.source, p.kind))
-            pool = same if (n % 2 == 0 and same) else neg
+            near = lexical[(k, query)]
+            pool = same if (n % 3 == 0 and same) else near if (n % 3 == 1 and near) else neg
             yield Pair(query, c.events[rng.choice(pool)].text, 0)
 
 

@@ -147,3 +147,14 @@ def test_no_example_is_a_timelineqa_question():
     assert questions
     for ex in EXAMPLES:
         assert norm(ex.question.split(" | ")[0]) not in questions, ex.question
+
+
+def test_a_time_filter_the_question_does_not_ask_for_is_dropped_also_from_cached_plans(tmp_path):
+    invented = 'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), fct=len)'
+    llm = ScriptedLLM({"how many runs": [invented]})
+    planned = QudPlanner(llm).plan("how many runs")
+    assert planned.plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'
+    cache = PlanCache(tmp_path / "plans.json")
+    cache.put("how many runs", invented)  # planned before the rule existed
+    again = QudPlanner(ScriptedLLM({}), cache=cache).plan("how many runs")
+    assert again.cached and again.plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'

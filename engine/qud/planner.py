@@ -26,6 +26,7 @@ from pathlib import Path
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
+from engine.plan.ground import drop_ungrounded_time_filters
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -129,6 +130,16 @@ def render_example(ex: Example) -> str:
     return f"Q: {ex.question}\nP: {ex.plan}\n\n"
 
 
+def _grounded(node: PlanNode, question: str) -> PlanNode:
+    """``node`` without time filters the question does not ask for, if that plan is valid."""
+    grounded = drop_ungrounded_time_filters(node, question)
+    if grounded is not node and not validate_plan(grounded):
+        log.info("dropped time filters %r does not ask for: %s -> %s", question, print_plan(node),
+                 print_plan(grounded))
+        return grounded
+    return node
+
+
 def _replace_quds(node: PlanNode, fn: Callable[[Qud], PlanNode]) -> PlanNode:
     """The tree with every Qud replaced by ``fn(qud)`` (frozen nodes: rebuilt)."""
     if isinstance(node, Qud):
@@ -201,7 +212,9 @@ class QudPlanner:
             try:
                 node = parse_plan(cached)
                 if not validate_plan(node):
-                    return PlannedQuestion(asked, node, cached, cached=True, ms=(time.perf_counter() - t0) * 1000)
+                    node = _grounded(node, asked)  # entries cached before the rule existed
+                    return PlannedQuestion(asked, node, print_plan(node), cached=True,
+                                           ms=(time.perf_counter() - t0) * 1000)
             except PlanSyntaxError:
                 pass  # an old cache entry the current language rejects: plan afresh
         failures: list[str] = []
@@ -227,6 +240,7 @@ class QudPlanner:
                 failures.append(f"attempt {attempt + 1}: {print_plan(node)} — "
                                 + "; ".join(str(p) for p in problems[:3]))
                 continue
+            node = _grounded(node, asked)
             text = print_plan(node)
             self.cache.put(asked, text)
             return PlannedQuestion(asked, node, text, llm_calls=self.llm_calls - calls_before, steps=steps,

@@ -1,0 +1,76 @@
+"""Drop time filters the question never asked for.
+
+The 1.5B planner copies time windows from its in-context examples: "Who did I run
+with most often" came back filtered to ``year(e.start) == 2023``, and "When did I
+last go running?" to the past seven days. Such a filter silently changes the answer.
+A conjunct of a FILTER is dropped when it is one of these shapes and the question
+gives it no ground:
+
+* a year constant (``year(e.start) == 2023``) whose digits the question does not contain;
+* a comparison with ``today()`` when the question names no relative time ("last
+  week", "this year", "ago", "recently" ... — "last" alone is not one: "when did I
+  last go running");
+* a month constant (``month(e.start) == 6``) when the question names no month,
+  season, holiday, birthday or "month".
+
+Everything else is kept as written. A FILTER left with no condition is removed.
+This module rewrites plan trees only; it must not execute anything.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from engine.plan import expr as X
+from engine.plan import nodes as N
+from engine.plan.spec import OPERATORS
+
+_RELATIVE = re.compile(
+    r"\b(today|tonight|yesterday|tomorrow|week|weeks|weekend|month|months|year|years|day|days|ago|recent|"
+    r"recently|lately|since|past|previous|current|currently|so far|this (morning|evening|spring|summer|autumn|"
+    r"fall|winter))\b", re.I)
+_MONTHS = re.compile(
+    r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t|tember)?|oct(ober)?|"
+    r"nov(ember)?|dec(ember)?|spring|summer|autumn|fall|winter|christmas|easter|birthday|anniversary|month|months|"
+    r"monthly|quarter)\b", re.I)
+
+
+def drop_ungrounded_time_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """``plan`` without the time conditions ``question`` does not ground (see the
+    module docstring); the same object when nothing was dropped."""
+    if isinstance(plan, (N.Qud, N.Retrieve)):
+        return plan
+    changes: dict[str, N.PlanNode] = {}
+    for p in OPERATORS[plan.OP].params:
+        if p.kind.value == "plan":
+            child = getattr(plan, p.name)
+            new = drop_ungrounded_time_filters(child, question)
+            if new is not child:
+                changes[p.name] = new
+    node = replace(plan, **changes) if changes else plan
+    if not isinstance(node, N.Filter):
+        return node
+    body = node.filter.body
+    conjuncts = list(body.values) if isinstance(body, X.BoolOp) and body.op == "and" else [body]
+    kept = [c for c in conjuncts if _grounded(c, question)]
+    if len(kept) == len(conjuncts):
+        return node
+    if not kept:
+        return node.l
+    new_body = kept[0] if len(kept) == 1 else X.BoolOp("and", tuple(kept))
+    return replace(node, filter=X.Lambda(node.filter.params, new_body))
+
+
+def _grounded(conjunct: X.Expr, question: str) -> bool:
+    calls = {n.func for n in X.walk(conjunct) if isinstance(n, X.Call)}
+    ints = [n.value for n in X.walk(conjunct)
+            if isinstance(n, X.Const) and isinstance(n.value, int) and not isinstance(n.value, bool)]
+    if "today" in calls:
+        return bool(_RELATIVE.search(question))
+    if "year" in calls:
+        years = [v for v in ints if 1900 <= v <= 2100]
+        if years and not all(str(y) in question for y in years):
+            return False
+    if "month" in calls and "year" not in calls and ints and not _MONTHS.search(question):
+        return False
+    return True

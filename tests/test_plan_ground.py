@@ -1,0 +1,53 @@
+"""Time filters the question never asked for are dropped from plans."""
+from __future__ import annotations
+
+import pytest
+
+from engine.plan import parse_plan, print_plan
+from engine.plan.ground import drop_ungrounded_time_filters
+
+RUNS = 'RETRIEVE(query="running")'
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # a year copied from the examples
+    ("Who did I run with most often",
+     f'ARGMAX(l=GROUP_BY(l=EXTRACT(l=FILTER(l={RUNS}, filter=lambda e: year(e.start) == 2023), '
+     'attr_names=["people"], attr_types=[str]), attr_names=["people"]), arg_attr_name="people", val_attr_name="count")',
+     f'ARGMAX(l=GROUP_BY(l=EXTRACT(l={RUNS}, attr_names=["people"], attr_types=[str]), attr_names=["people"]), '
+     'arg_attr_name="people", val_attr_name="count")'),
+    # "last" alone is not a time window
+    ("When did I last go running?",
+     f'MAX(l=FILTER(l={RUNS}, filter=lambda e: e.start >= today() - days(7)), attr_name="start")',
+     f'MAX(l={RUNS}, attr_name="start")'),
+    # an invented summer, with the other condition kept
+    ("How often did I run with Ana?",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: contains(e.text, "Ana") and month(e.start) >= 6), fct=len)',
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: contains(e.text, "Ana")), fct=len)'),
+])
+def test_ungrounded_time_conditions_are_dropped(question, plan, expected):
+    assert print_plan(drop_ungrounded_time_filters(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("How often did I go running in june 2023",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: month(e.start) == 6 and year(e.start) == 2023), fct=len)'),
+    ("How many emails did I send last year?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="email"), filter=lambda e: year(e.start) == year(today()) - 1), fct=len)'),
+    ("How many runs in the past 30 days?",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: e.start >= today() - days(30)), fct=len)'),
+    ("How often did I do yoga on weekends?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="yoga"), filter=lambda e: weekday(e.start) >= 5), fct=len)'),
+    ("What did I buy in December?",
+     'FILTER(l=RETRIEVE(query="purchase"), filter=lambda e: month(e.start) == 12)'),
+])
+def test_time_conditions_the_question_asks_for_stay(question, plan):
+    node = parse_plan(plan)
+    assert drop_ungrounded_time_filters(node, question) is node
+
+
+def test_the_rule_keeps_every_filter_the_example_library_teaches():
+    from engine.qud.examples import EXAMPLES
+    changed = [ex.question for ex in EXAMPLES
+               if drop_ungrounded_time_filters(node := parse_plan(ex.plan), ex.question) is not node]
+    assert changed == []

@@ -71,9 +71,15 @@ def best_passages(reranker, query: str, events: list["_Event"]) -> list[tuple[fl
     return best
 
 
+# The reranker reads 64 tokens of a passage with its query; the embedder reads about
+# as much (256 characters) instead of its 256 tokens, four times faster.
+SIMILARITY_CHARS = 256
+
+
 def similarities(embedder, query: str, passages: list[str]) -> list[float]:
-    """Each passage's cosine with the query in the embedder's space."""
-    vectors = embedder.embed([query, *passages])
+    """Each passage's cosine with the query in the embedder's space (its first
+    ``SIMILARITY_CHARS`` characters: what the reranker read of it)."""
+    vectors = embedder.embed([query, *(p[:SIMILARITY_CHARS] for p in passages)])
     q = vectors[0]
     return [sum(a * b for a, b in zip(q, v)) for v in vectors[1:]]
 

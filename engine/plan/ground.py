@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from engine.plan import expr as X
 from engine.plan import nodes as N
-from engine.plan.spec import OPERATORS
+from engine.plan.repair import with_children
 
 _RELATIVE = re.compile(
     r"\b(today|tonight|yesterday|tomorrow|week|weeks|weekend|month|months|year|years|day|days|ago|recent|"
@@ -40,14 +40,7 @@ def drop_ungrounded_time_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
     module docstring); the same object when nothing was dropped."""
     if isinstance(plan, (N.Qud, N.Retrieve)):
         return plan
-    changes: dict[str, N.PlanNode] = {}
-    for p in OPERATORS[plan.OP].params:
-        if p.kind.value == "plan":
-            child = getattr(plan, p.name)
-            new = drop_ungrounded_time_filters(child, question)
-            if new is not child:
-                changes[p.name] = new
-    node = replace(plan, **changes) if changes else plan
+    node = with_children(plan, lambda child: drop_ungrounded_time_filters(child, question))
     if not isinstance(node, N.Filter):
         return node
     body = node.filter.body

@@ -9,6 +9,7 @@ This module rewrites plan trees only; it must not execute anything.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine.plan import expr as X
@@ -17,19 +18,25 @@ from engine.plan.spec import GROUP_ATTRIBUTES, OPERATORS
 from engine.plan.validate import output_attributes
 
 
+def with_children(plan: N.PlanNode, rewrite: Callable[[N.PlanNode], N.PlanNode]) -> N.PlanNode:
+    """``plan`` with ``rewrite`` applied to each of its child plans; the same object
+    when no child changed (rewrites run bottom-up by calling this first)."""
+    changes: dict[str, N.PlanNode] = {}
+    for p in OPERATORS[plan.OP].params:
+        if p.kind.value == "plan":
+            child = getattr(plan, p.name)
+            new = rewrite(child)
+            if new is not child:
+                changes[p.name] = new
+    return replace(plan, **changes) if changes else plan
+
+
 def add_missing_extracts(plan: N.PlanNode) -> N.PlanNode:
     """``plan`` with an EXTRACT inserted under each single-input operator that reads
     attributes its input does not have; the same object when nothing was missing."""
     if isinstance(plan, (N.Qud, N.Retrieve)):
         return plan
-    changes: dict[str, N.PlanNode] = {}
-    for p in OPERATORS[plan.OP].params:
-        if p.kind.value == "plan":
-            child = getattr(plan, p.name)
-            new = add_missing_extracts(child)
-            if new is not child:
-                changes[p.name] = new
-    node = replace(plan, **changes) if changes else plan
+    node = with_children(plan, add_missing_extracts)
     wanted = _reads(node)
     have = output_attributes(node.l) if wanted else None
     if have is not None:

@@ -268,8 +268,8 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
     for n, a in zip(owner, answers):
         if isinstance(a, str):
             a = a.strip()
-            if _WORDLESS.match(a):
+            if _WORDLESS.match(a):  # also "": no answer
                 continue
-        if out[n] is None and a not in (None, ""):
+        if out[n] is None and a is not None:
             out[n] = a
     return out

@@ -334,7 +334,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 best = best_passages(ctx.models.reranker, query, batch)
                 passed.extend((e, text) for e, (s, text) in zip(batch, best) if s >= settings.rerank_threshold)
             ctx.note(f"reranked {len(undecided)} candidates, {len(passed)} passed")
-            if ctx.models.embedder is not None and passed and settings.min_similarity > -1:
+            if ctx.models.embedder is not None and passed:
                 near = similarities(ctx.models.embedder, query, [text for _, text in passed])
                 kept = [p for p, sim in zip(passed, near) if sim >= settings.min_similarity]
                 if len(kept) < len(passed):

@@ -21,11 +21,12 @@ from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import duckdb
 import pyarrow as pa
 
+from engine import parallel_read
 from engine.store import EventStore, batch_to_arrow, dumps, events_to_arrow
 from importers.base import Entry, Event, EventBatch, ImportContext, Importer, ImportIssue
 from importers.registry import Registry, default_registry
@@ -414,6 +415,7 @@ class _Chunk:
     rows: pa.Table | None = None
     failure: BaseException | None = None
     unsent: int = 0
+    unparsed: bool = False
 
 
 class _Stopped(Exception):
@@ -497,12 +499,58 @@ def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[di
     """Stream one file's events into the open transaction. Returns how many events were
     appended, or None when the importer failed (``fr`` then says why)."""
     done = [0]
+    emit(w, "file_start", 0, 0)
+    if parallel_read.usable(w.importer.read_array_batches, w.entry):
+        kept = len(issues)
+        appended = _append_chunks(store, con, w, fr, issues, _ParallelChunks(w, import_id, batch_size, done),
+                                  cancel, emit, done)
+        if appended is not _UNPARSED:
+            return appended
+        # a range would not parse (a broken file, or a cut inside an item): start over in one piece
+        log.info("%s: reading it in one piece", w.entry.name)
+        con.execute("DELETE FROM events WHERE import_id = ?", [import_id])
+        del issues[kept:]
+        fr.read = fr.skipped = 0
+        done[0] = 0
+    return _append_chunks(store, con, w, fr, issues, _ReadAhead(w, _counted(w.entry, done), import_id, batch_size),
+                          cancel, emit, done)
+
+
+_UNPARSED: Any = object()  # what _append_chunks returns when a parallel read gives up
+
+
+class _ParallelChunks:
+    """:class:`engine.parallel_read.ParallelArrayRead` as the chunks the writer takes."""
+
+    def __init__(self, w: _Work, import_id: int, batch_size: int, done: list[int]):
+        self._name = w.entry.name
+        self._read = parallel_read.ParallelArrayRead(w.entry, w.importer.read_array_batches, import_id,
+                                                     batch_size, done)
+
+    def __iter__(self) -> Iterator[_Chunk]:
+        try:
+            for issues, rows in self._read:
+                yield _Chunk(issues, rows)
+        except parallel_read.Unparsed:
+            yield _Chunk(unparsed=True)
+        except Exception:  # noqa: BLE001 - a worker failed or could not start: the serial read decides
+            log.warning("%s: the parallel read failed", self._name, exc_info=True)
+            yield _Chunk(unparsed=True)
+
+    def close(self) -> None:
+        self._read.close()
+
+
+def _append_chunks(store: EventStore, con, w: _Work, fr: FileReport, issues: list[dict], reader,
+                   cancel: threading.Event | None, emit, done: list[int]) -> int | None:
+    """Append what ``reader`` yields; see :func:`_read_file`. ``_UNPARSED`` when a
+    parallel reader gives up."""
     appended = 0
     last_emit = time.monotonic()
-    emit(w, "file_start", 0, 0)
-    reader = _ReadAhead(w, _counted(w.entry, done), import_id, batch_size)
     try:
         for chunk in reader:
+            if chunk.unparsed:
+                return _UNPARSED
             for item in chunk.issues:
                 if not item.kept:  # a warning's record arrives as an event too
                     fr.read += 1

@@ -3,7 +3,9 @@ array without loading the file, and turn parse failures into ImportIssues."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable, Iterator
+import os
+import re
+from collections.abc import Callable, Iterable, Iterator
 from typing import IO, Any
 
 import ijson
@@ -160,8 +162,16 @@ def iter_objects(f: IO[bytes], prefix: str = "item", *, label: str = "",
     """The array's objects as ``(locator, object)`` with locator ``"[label ]item N"``;
     an issue for an element that is not an object, and a last issue (then nothing
     more) when the array itself breaks."""
+    yield from objects(iter_array(f, prefix, reopen=reopen), label=label)
+
+
+def objects(items: Iterable[tuple[int, Any] | ImportIssue], *,
+            label: str = "") -> Iterator[tuple[str, dict] | ImportIssue]:
+    """``(index, item)`` pairs (from :func:`iter_array`, or :func:`drain` over
+    :func:`parse_segment`) as
+    :func:`iter_objects` yields them."""
     where = f"{label} " if label else ""
-    for item in iter_array(f, prefix, reopen=reopen):
+    for item in items:
         if isinstance(item, ImportIssue):
             yield ImportIssue(where + item.locator, item.reason) if where else item
             return
@@ -171,3 +181,60 @@ def iter_objects(f: IO[bytes], prefix: str = "item", *, label: str = "",
             yield ImportIssue(loc, f"expected an object, found {type(rec).__name__}")
             continue
         yield loc, rec
+
+
+# ---- a large array in pieces, for reading in parallel -------------------------------
+_ITEM_END = re.compile(rb"\}[ \t\r\n]*,")
+_CUT_WINDOW = 1 << 18
+
+
+def array_segments(path: str, segment_bytes: int) -> list[tuple[int, int]] | None:
+    """Byte ranges ``[start, end)`` that split the top-level array in the file at
+    ``path`` into runs of items of about ``segment_bytes``, without the brackets and
+    the commas between runs; None when the file does not start with ``[``.
+
+    A cut is a guess (a comma after a closing brace, which may lie inside a string
+    or a nested object). The guesses are checked by parsing: a run whose start is
+    an item's start parses only if its end is one too, so when every run parses,
+    in order, the runs hold exactly the items :func:`iter_array` would yield."""
+    size = os.path.getsize(path)
+    with open(path, "rb") as f:
+        head = f.read(_CUT_WINDOW)
+        begin = len(head) - len(head.lstrip(_WHITESPACE))
+        if head[begin:begin + 1] != b"[":
+            return None
+        start = begin + 1
+        ranges = []
+        while size - start > segment_bytes + segment_bytes // 2:
+            f.seek(start + segment_bytes)
+            m = _ITEM_END.search(f.read(_CUT_WINDOW))
+            if m is None:  # an item longer than the window: let one run take the rest
+                break
+            comma = start + segment_bytes + m.end() - 1
+            ranges.append((start, comma))
+            start = comma + 1
+        ranges.append((start, size))
+    return ranges
+
+
+def parse_segment(data: bytes, last: bool) -> list | None:
+    """The items of one range from :func:`array_segments`; None when orjson will
+    not read it (or might read it otherwise than ijson would): the caller then reads
+    the file in one piece. The last range holds the closing bracket."""
+    piece = b"[" + data if last else b"[" + data + b"]"
+    if piece.translate(_DIGITS_AS_ZERO).find(_LONG_NUMBER) >= 0:
+        return None
+    try:
+        items = orjson.loads(piece)
+    except orjson.JSONDecodeError:
+        return None
+    return items if isinstance(items, list) else None
+
+
+def drain(items: list) -> Iterator[tuple[int, Any]]:
+    """``enumerate(items)``, letting go of each item once it is taken, so a parsed
+    range's objects are freed while its events are being built."""
+    for i in range(len(items)):
+        item = items[i]
+        items[i] = None
+        yield i, item

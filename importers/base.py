@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone, tzinfo
 from typing import IO, Any
@@ -167,11 +167,13 @@ class Entry:
     """
 
     def __init__(self, name: str, opener: Callable[[], IO[bytes]], size: int | None = None,
-                 context: ImportContext | None = None):
+                 context: ImportContext | None = None, path: str | None = None):
         self.name = name
         self._opener = opener
         self.size = size
         self.context = context or ImportContext()
+        #: the file on disk when the entry is a plain file (not an archive member)
+        self.path = path
         self._head: bytes | None = None
 
     @classmethod
@@ -183,7 +185,7 @@ class Entry:
                   context: ImportContext | None = None) -> "Entry":
         import os
 
-        return cls(name or path, lambda: open(path, "rb"), os.path.getsize(path), context)
+        return cls(name or path, lambda: open(path, "rb"), os.path.getsize(path), context, path)
 
     @property
     def basename(self) -> str:
@@ -209,6 +211,8 @@ class Entry:
 Recognizer = Callable[[Entry], float]
 Reader = Callable[[Entry], Iterator["Event | ImportIssue"]]
 BatchReader = Callable[[Entry, int], Iterator["EventBatch | ImportIssue"]]
+ArrayBatchReader = Callable[[Iterable["tuple[str, dict] | ImportIssue"], "ImportContext", int],
+                            Iterator["EventBatch | ImportIssue"]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +226,11 @@ class Importer:
     ``read_batches(entry, size)``, optional, is the fast path for large exports: it
     yields the same events as ``read`` (in batches of about ``size``) and the same
     issues, and the pipeline prefers it. ``read`` must work on its own.
+
+    ``read_array_batches(items, context, size)``, optional, is ``read_batches`` for a
+    format that is one top-level JSON array of objects, given those objects as
+    :func:`importers._json.iter_objects` yields them. It lets the pipeline read
+    parts of a large file in several processes at once.
     """
 
     name: str
@@ -234,6 +243,7 @@ class Importer:
     #: file names inside archives this importer deliberately ignores (listed in reports)
     ignores: tuple[str, ...] = ()
     read_batches: BatchReader | None = None
+    read_array_batches: ArrayBatchReader | None = None
 
 
 def to_utc_naive(dt: datetime) -> datetime:

@@ -49,10 +49,16 @@ def write_spotify_extended(path: Path, n: int, seed: int = 7) -> Path:
     return path
 
 
-def _import_once(file: str, store_dir: str) -> dict:
-    """Runs in a child process: import one file into a fresh store, report figures."""
+def _import_once(file: str, store_dir: str, parallel: bool = True) -> dict:
+    """Runs in a child process: import one file into a fresh store, report figures.
+    ``parallel=False`` reads the file on one thread, as files below
+    ``engine.parallel_read.MIN_BYTES`` always are."""
+    from engine import parallel_read
     from engine.ingest import import_paths
     from engine.store import EventStore, store_path
+
+    if not parallel:
+        parallel_read.MIN_BYTES = 1 << 62
 
     with EventStore(store_path(store_dir)) as store:
         t0 = time.perf_counter()
@@ -62,10 +68,25 @@ def _import_once(file: str, store_dir: str) -> dict:
     return {"events": f.added, "status": f.status, "seconds": seconds,
             "events_per_s": f.added / seconds if seconds else 0.0,
             "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            # a large file is read by worker processes (engine.parallel_read): the largest of them
+            "worker_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
             "file_mb": os.path.getsize(file) / 1e6}
 
 
-def run(sizes: list[int], workdir: Path | None = None, echo=print) -> dict:
+def _measure(path: Path, store_dir: Path, parallel: bool) -> dict:
+    out = subprocess.run([sys.executable, "-c",
+                          "import json,sys; from app.bench.scale import _import_once; "
+                          "print(json.dumps(_import_once(sys.argv[1], sys.argv[2], sys.argv[3] == '1')))",
+                          str(path), str(store_dir), "1" if parallel else "0"],
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise RuntimeError(f"import of {path.name} failed:\n{out.stderr[-2000:]}")
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def run(sizes: list[int], workdir: Path | None = None, echo=print, serial_baseline: bool = True) -> dict:
+    """Import each size in a fresh store; the largest once more on one reading thread,
+    so the gain from reading in parallel shows in the same run."""
     results = []
     with tempfile.TemporaryDirectory(dir=workdir) as tmp:
         for n in sizes:
@@ -73,35 +94,47 @@ def run(sizes: list[int], workdir: Path | None = None, echo=print) -> dict:
             t0 = time.perf_counter()
             write_spotify_extended(path, n)
             echo(f"generated {n:,} events ({path.stat().st_size / 1e6:.0f} MB) in {time.perf_counter() - t0:.1f} s")
-            store_dir = Path(tmp) / f"store-{n}"
-            out = subprocess.run([sys.executable, "-c",
-                                  "import json,sys; from app.bench.scale import _import_once; "
-                                  "print(json.dumps(_import_once(sys.argv[1], sys.argv[2])))",
-                                  str(path), str(store_dir)], capture_output=True, text=True, check=False)
-            if out.returncode != 0:
-                raise RuntimeError(f"import of {n:,} events failed:\n{out.stderr[-2000:]}")
-            r = json.loads(out.stdout.strip().splitlines()[-1])
-            r["size"] = n
-            echo(f"  imported {r['events']:,} events in {r['seconds']:.1f} s = {r['events_per_s']:,.0f} events/s, "
-                 f"peak RSS {r['peak_rss_mb']:.0f} MB")
-            results.append(r)
+            modes = (True, False) if serial_baseline and n == max(sizes) else (True,)
+            for parallel in modes:
+                r = _measure(path, Path(tmp) / f"store-{n}-{parallel}", parallel)
+                r["size"] = n
+                r["parallel"] = parallel
+                how = "" if parallel else " reading on one thread (the baseline)"
+                echo(f"  imported {r['events']:,} events{how} in {r['seconds']:.1f} s = "
+                     f"{r['events_per_s']:,.0f} events/s, peak RSS {r['peak_rss_mb']:.0f} MB, "
+                     f"largest worker {r['worker_peak_rss_mb']:.0f} MB")
+                results.append(r)
             path.unlink()
-    figures = {"import": {str(r["size"]): {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}
-                          for r in results}}
-    if len(results) >= 2:
-        small, big = results[0], results[-1]
+    main = [r for r in results if r["parallel"]]
+    figures = {"import": {str(r["size"]): _rounded(r) for r in main}}
+    if len(main) >= 2:
+        small, big = main[0], main[-1]
         figures["import"]["rss_ratio_largest_to_smallest"] = round(big["peak_rss_mb"] / small["peak_rss_mb"], 3)
         figures["import"]["size_ratio_largest_to_smallest"] = round(big["size"] / small["size"], 3)
+    baseline = [r for r in results if not r["parallel"]]
+    if baseline:
+        figures["import"]["one_thread_baseline"] = _rounded(baseline[0])
+        figures["import"]["speedup_over_one_thread"] = round(main[-1]["events_per_s"]
+                                                             / baseline[0]["events_per_s"], 2)
     return figures
 
 
+def _rounded(r: dict) -> dict:
+    return {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}
+
+
 def table(figures: dict) -> str:
-    rows = ["| events | file MB | seconds | events/s | peak RSS MB |", "|---:|---:|---:|---:|---:|"]
+    rows = ["| events | reading | file MB | seconds | events/s | peak RSS MB | largest worker MB |",
+            "|---:|---|---:|---:|---:|---:|---:|"]
     for key, r in figures["import"].items():
         if isinstance(r, dict):
-            rows.append(f"| {r['size']:,} | {r['file_mb']:.0f} | {r['seconds']:.1f} | {r['events_per_s']:,.0f} | "
-                        f"{r['peak_rss_mb']:.0f} |")
+            how = "one thread" if not r.get("parallel", True) else "as the app does"
+            rows.append(f"| {r['size']:,} | {how} | {r['file_mb']:.0f} | {r['seconds']:.1f} | "
+                        f"{r['events_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | {r.get('worker_peak_rss_mb', 0):.0f} |")
     if "rss_ratio_largest_to_smallest" in figures["import"]:
         rows.append(f"\nPeak RSS grows {figures['import']['rss_ratio_largest_to_smallest']}x while the file grows "
                     f"{figures['import']['size_ratio_largest_to_smallest']}x.")
+    if "speedup_over_one_thread" in figures["import"]:
+        rows.append(f"Reading the largest file in worker processes is "
+                    f"{figures['import']['speedup_over_one_thread']}x as fast as on one thread.")
     return "\n".join(rows)

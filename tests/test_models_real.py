@@ -42,6 +42,29 @@ def test_sparse_encoder_weights_query_terms(registry):
     assert max(weights, key=weights.get) in {"swift", "taylor", "songs", "song"}
 
 
+def test_sparse_encoder_gives_splade_weights_for_texts_padded_in_one_batch(registry):
+    """The ONNX graph pools inside (max first, then log1p(relu)); the weights must
+    be SPLADE's own, max over real tokens of log1p(relu(logits)), padding or not."""
+    import torch
+    from transformers import AutoModelForMaskedLM, AutoTokenizer
+
+    from models import paths as mpaths
+
+    texts = ["a run", "dinner with Anna at Osteria da Hänel on a rainy Tuesday evening in Berlin"]
+    got = registry.sparse_encoder().encode(texts)
+    src = mpaths.splade_dir()
+    tok, mlm = AutoTokenizer.from_pretrained(str(src)), AutoModelForMaskedLM.from_pretrained(str(src)).eval()
+    for text, weights in zip(texts, got):
+        with torch.no_grad():
+            logits = mlm(**tok([text], return_tensors="pt")).logits[0]
+        ref = torch.log1p(torch.relu(logits)).max(dim=0).values
+        vocab = {i: t for t, i in tok.get_vocab().items()}
+        expected = {vocab[i]: ref[i].item() for i in torch.nonzero(ref).flatten().tolist()
+                    if vocab[i] not in ("[CLS]", "[SEP]", "[PAD]", "[UNK]", "[MASK]")}
+        assert set(weights) == set(expected)
+        assert max(abs(weights[t] - expected[t]) for t in expected) < 1e-3
+
+
 def test_segmenter_sentences_and_entities(registry):
     seg = registry.segmenter()
     assert seg.sentences("I flew to Berlin on Monday. Then I met Anna Schmidt. It rained.") == [

@@ -677,6 +677,25 @@ def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
     assert sum(extractor.calls) == 6 + 6  # the mails' sample, then the mails themselves; no order was asked
 
 
+def test_extract_asks_nothing_of_a_kind_lacking_the_attribute_its_sibling_kind_holds(store):
+    """A chat log's turns have a role; its conversation summaries have none, and the
+    model must not be asked to invent one from their text."""
+    t = datetime(2024, 5, 1, 9, tzinfo=BERLIN)
+    add(store, [ev("chatgpt", "chat_turn", t + timedelta(minutes=i), 1, f"Turn {i}", f"message {i}",
+                   role="user" if i % 3 else "assistant") for i in range(12)]
+        + [ev("chatgpt", "chat_conversation", t + timedelta(hours=i), 1, f"Chat {i}", f"a conversation {i}")
+           for i in range(4)]
+        + [ev("journal", "note", t + timedelta(days=1), 1, "Chat note", "a chat with the user group")])
+    extractor = FakeExtractor(lambda key, text: "user")
+    result = execute('EXTRACT(l=RETRIEVE(query="chat"), attr_names=["role"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    got = sorted((r.get("kind"), r.get("role")) for r in result.rows)
+    assert got.count(("chat_turn", "user")) == 8 and got.count(("chat_turn", "assistant")) == 4
+    assert got.count(("chat_conversation", None)) == 4
+    # another source's events are still asked: nothing there says they have no role
+    assert ("note", "user") in got and sum(extractor.calls) == 2  # the note's sample, then the note
+
+
 def test_extract_reads_each_text_of_a_merged_row_and_ignores_answers_without_words(store):
     from engine.operators.retrieve import merge_overlapping
     from engine.operators.extract import _ask

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import parse_plan, print_plan
-from engine.plan.ground import drop_ungrounded_time_filters
+from engine.plan.ground import count_instead_of_adding_text, drop_ungrounded_time_filters
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -51,3 +51,34 @@ def test_the_rule_keeps_every_filter_the_example_library_teaches():
     changed = [ex.question for ex in EXAMPLES
                if drop_ungrounded_time_filters(node := parse_plan(ex.plan), ex.question) is not node]
     assert changed == []
+
+
+CHAT = 'RETRIEVE(query="chatgpt conversation")'
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # the planner adds up messages for "how many messages": it means to count them
+    ("how many messages did I write to chatgpt",
+     f'SUM(l=FILTER(l=EXTRACT(l={CHAT}, attr_names=["message"], attr_types=[str]), '
+     'filter=lambda e: e["role"] == "user"), attr_name="message")',
+     f'APPLY(l=FILTER(l={CHAT}, filter=lambda e: e["role"] == "user"), fct=len)'),
+    # the EXTRACT stays when the filter reads the attribute too
+    ("How often did I ask ChatGPT something?",
+     f'SUM(l=FILTER(l=EXTRACT(l={CHAT}, attr_names=["role", "x"], attr_types=[str, float]), '
+     'filter=lambda e: e["role"] == "user"), attr_name="role")',
+     f'APPLY(l=FILTER(l=EXTRACT(l={CHAT}, attr_names=["role", "x"], attr_types=[str, float]), '
+     'filter=lambda e: e["role"] == "user"), fct=len)'),
+])
+def test_adding_up_text_for_a_how_many_question_becomes_a_count(question, plan, expected):
+    assert print_plan(count_instead_of_adding_text(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan", [
+    # numbers are added up as asked
+    ("how many kilometres did I run", f'SUM(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_name="km")'),
+    # not a counting question: left for validation to refuse
+    ("what did I write to chatgpt", f'SUM(l=EXTRACT(l={CHAT}, attr_names=["m"], attr_types=[str]), attr_name="m")'),
+])
+def test_other_sums_are_left_alone(question, plan):
+    node = parse_plan(plan)
+    assert count_instead_of_adding_text(node, question) is node

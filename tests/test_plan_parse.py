@@ -282,6 +282,28 @@ def test_validation_of_lambdas_conditions_and_shapes():
     assert any("attr_types" in p.message for p in validate_plan(mismatched))
 
 
+def test_adding_up_an_attribute_extracted_as_text_is_a_problem():
+    counted_wrong = parse_plan('SUM(l=FILTER(l=EXTRACT(l=RETRIEVE(query="question I asked a chatbot"), '
+                               'attr_names=["role"], attr_types=[str]), filter=lambda e: year(e.start) == 2023), '
+                               'attr_name="role")')
+    [problem] = validate_plan(counted_wrong)
+    assert problem.operator == "SUM" and "'role'" in problem.message and "APPLY" in problem.message
+    # text through GROUP_BY and UNNEST stays text; a MAP or a numeric EXTRACT of the name is a number
+    assert validate_plan(parse_plan(
+        'AVG(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="a"), attr_names=["who"], attr_types=[str]), '
+        'attr_names=["who"]), attr_name="who")'))
+    assert validate_plan(parse_plan(
+        'SUM(l=UNNEST(l=EXTRACT(l=RETRIEVE(query="a"), attr_names=["tags"], attr_types=[str]), '
+        'nested_attr_name="tags", unnested_attr_name="tag"), attr_name="tag")'))
+    assert not validate_plan(parse_plan(
+        'SUM(l=MAP(l=EXTRACT(l=RETRIEVE(query="a"), attr_names=["price"], attr_types=[str]), '
+        'fct=lambda e: float(e["price"]), res_name="price"), attr_name="price")'))
+    assert not validate_plan(parse_plan(
+        'SUM(l=EXTRACT(l=RETRIEVE(query="a"), attr_names=["price"], attr_types=[float]), attr_name="price")'))
+    assert not validate_plan(parse_plan(
+        'MAX(l=EXTRACT(l=RETRIEVE(query="a"), attr_names=["name"], attr_types=[str]), attr_name="name")'))
+
+
 def test_qud_is_fine_while_planning_but_not_executable():
     plan = parse_plan('SUM(l=QUD("my food orders with amounts"), attr_name="amount")')
     assert validate_plan(plan, executable=False) == []

@@ -2,6 +2,7 @@
 example library."""
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -99,6 +100,18 @@ def test_plan_cache_reuses_plans_for_the_same_question(tmp_path):
     assert fresh.plan("how many runs").cached
 
 
+def test_plans_cached_with_other_examples_are_planned_afresh(tmp_path):
+    plan = 'APPLY(l=RETRIEVE(query="running"), fct=len)'
+    QudPlanner(ScriptedLLM({"how many runs": [plan]}), cache=PlanCache(tmp_path / "plans.json")).plan("how many runs")
+    llm = ScriptedLLM({"how many runs": [plan]})
+    fewer = QudPlanner(llm, examples=EXAMPLES[:-1], cache=PlanCache(tmp_path / "plans.json"))
+    assert not fewer.plan("how many runs").cached and len(llm.prompts) == 1
+    # a cache file from before plans were tied to their examples: nothing in it is trusted
+    (tmp_path / "old.json").write_text(json.dumps({"how many runs": plan}))
+    llm = ScriptedLLM({"how many runs": [plan]})
+    assert not QudPlanner(llm, cache=PlanCache(tmp_path / "old.json")).plan("how many runs").cached
+
+
 def test_follow_up_is_planned_with_the_previous_question():
     llm = ScriptedLLM({"How many runs in 2024? | and in 2023?":
                        ['APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), fct=len)']})
@@ -158,3 +171,16 @@ def test_a_time_filter_the_question_does_not_ask_for_is_dropped_also_from_cached
     cache.put("how many runs", invented)  # planned before the rule existed
     again = QudPlanner(ScriptedLLM({}), cache=cache).plan("how many runs")
     assert again.cached and again.plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'
+
+
+def test_a_count_planned_as_a_sum_of_text_is_repaired_into_a_count():
+    """"how many messages" came back as SUM over the messages, reading a role nothing
+    extracts: the plan counts the rows and extracts the role instead of failing."""
+    llm = ScriptedLLM({"how many messages did I write to chatgpt": [
+        'SUM(l=FILTER(l=EXTRACT(l=RETRIEVE(query="chatgpt conversation"), attr_names=["message"], '
+        'attr_types=[str]), filter=lambda e: e["role"] == "user"), attr_name="message")']})
+    planned = QudPlanner(llm).plan("how many messages did I write to chatgpt")
+    assert planned.plan_text == ('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="chatgpt conversation"), '
+                                 'attr_names=["role"], attr_types=[str]), filter=lambda e: e["role"] == "user"), '
+                                 'fct=len)')
+    assert len(llm.prompts) == 1

@@ -187,11 +187,20 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         groups.setdefault((r.get("source") or "", r.get("kind") or ""), []).append(i)
     out: list[Any] = [None] * len(rows)
     ask: list[int] = []
+    named = {g: _named_attribute(key, [rows[i] for i in members]) for g, members in groups.items()}
     for (source, kind_), members in groups.items():
         ctx.check_cancel()
         group = [rows[i] for i in members]
-        attr = _frozen_attribute(key, group, ctx)
         what = f"{source} {kind_}".strip() or "events"
+        # "role" of ChatGPT's conversations: its turns hold a role, the conversations have
+        # none to hold, and the model would make one up from the text
+        holder = next(((k, a) for (s, k), a in named.items()
+                       if s == source and k != kind_ and a is not None and a not in EVENT_ATTRIBUTES), None)
+        if named[(source, kind_)] is None and holder and not any(_has(r, holder[1]) for r in group):
+            ctx.note(f"EXTRACT {key!r} from {what}: {source}'s {holder[0]} events hold it in {holder[1]!r}, "
+                     f"these {len(members)} have no such attribute; left empty")
+            continue
+        attr = _frozen_attribute(key, group, ctx)
         if attr is None:
             ask.extend(members)
             if len(groups) > 1:
@@ -217,6 +226,17 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         for i, answer in zip(batch, _ask(ctx.models.extractor, key, [rows[i] for i in batch])):
             out[i] = coerce(answer, kind, rows[i])
     return out
+
+
+def _named_attribute(key: str, sample_from: list[Row]) -> str | None:
+    """The attribute named like ``key`` (or a synonym) in at least 70% of the first rows."""
+    sample = sample_from[:SAMPLE]
+    counts = Counter(m for r in sample if (m := _name_mapping(r, key)) is not None)
+    if counts:
+        attr, n = counts.most_common(1)[0]
+        if n >= FREEZE_SHARE * len(sample):
+            return attr
+    return None
 
 
 def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) -> str | None:

@@ -14,6 +14,11 @@ gives it no ground:
   season, holiday, birthday or "month".
 
 Everything else is kept as written. A FILTER left with no condition is removed.
+
+One more rule repairs a plan rather than trimming it: asked "how many messages did I
+write", the planner adds up the messages (``SUM(..., attr_name="message")`` over
+text). :func:`count_instead_of_adding_text` makes such a plan count its rows.
+
 This module rewrites plan trees only; it must not execute anything.
 """
 from __future__ import annotations
@@ -24,6 +29,9 @@ from dataclasses import replace
 from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.repair import with_children
+from engine.plan.validate import text_attributes
+
+_COUNTING = re.compile(r"\b(how many|how often|number of|count)\b", re.I)
 
 _RELATIVE = re.compile(
     r"\b(today|tonight|yesterday|tomorrow|week|weeks|weekend|month|months|year|years|day|days|ago|recent|"
@@ -67,3 +75,27 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
     if "month" in calls and "year" not in calls and ints and not _MONTHS.search(question):
         return False
     return True
+
+
+def count_instead_of_adding_text(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """A top SUM over an attribute extracted as text, for a question that asks how
+    many or how often, becomes ``APPLY(l=..., fct=len)``; the attribute's EXTRACT
+    goes too when nothing else reads it. Otherwise ``plan`` itself."""
+    if not (isinstance(plan, N.Sum) and _COUNTING.search(question)
+            and plan.attr_name in text_attributes(plan.l)):
+        return plan
+    return N.Apply(_without_extract(plan.l, plan.attr_name), "len")
+
+
+def _without_extract(plan: N.PlanNode, name: str) -> N.PlanNode:
+    """``plan`` without ``name`` in the EXTRACT that gives it, looking down through
+    FILTERs that do not read it; unchanged when anything else is in the way."""
+    if isinstance(plan, N.Filter) and name not in X.attributes_read(plan.filter.body, plan.filter.params[0]):
+        inner = _without_extract(plan.l, name)
+        return plan if inner is plan.l else replace(plan, l=inner)
+    if isinstance(plan, N.Extract) and name in plan.attr_names:
+        kept = [(n, t) for n, t in zip(plan.attr_names, plan.attr_types) if n != name]
+        if not kept:
+            return plan.l
+        return replace(plan, attr_names=tuple(n for n, _ in kept), attr_types=tuple(t for _, t in kept))
+    return plan

@@ -33,6 +33,7 @@ class PlanValidationError(ValueError):
 class _Shape:
     output: Output | None       # None: unknown (an undecomposed QUD)
     attrs: frozenset[str] | None  # None: unknown, anything may be there
+    text: frozenset[str] = frozenset()  # attributes EXTRACT gives as str: nothing to add up
 
 
 def _reads(fn: X.Expr, var: str) -> set[str]:
@@ -57,6 +58,11 @@ def output_attributes(plan: N.PlanNode) -> frozenset[str] | None:
     """The attributes ``plan``'s rows carry, by the same rules the checks use
     (None: unknown, e.g. below an undecomposed QUD)."""
     return _shape(plan, "0", [], False).attrs
+
+
+def text_attributes(plan: N.PlanNode) -> frozenset[str]:
+    """The attributes of ``plan``'s rows that EXTRACT gives as text (str)."""
+    return _shape(plan, "0", [], False).text
 
 
 def check_plan(plan: N.PlanNode) -> None:
@@ -102,8 +108,9 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
     child = kids.get("l")
     output = OPERATORS[op].output
 
-    def extend(shape: _Shape, names: tuple[str, ...] | set[str]) -> _Shape:
-        return _Shape(output, None if shape.attrs is None else shape.attrs | frozenset(names))
+    def extend(shape: _Shape, names: tuple[str, ...] | set[str], text: frozenset[str] = frozenset()) -> _Shape:
+        return _Shape(output, None if shape.attrs is None else shape.attrs | frozenset(names),
+                      (shape.text - frozenset(names)) | text)
 
     if isinstance(node, N.Extract):
         if len(node.attr_names) != len(node.attr_types):
@@ -112,13 +119,15 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
         bad = [t for t in node.attr_types if t not in TYPE_NAMES]
         if bad:
             problems.append(Problem(path, op, f"unknown type(s) {', '.join(bad)}"))
-        return extend(child, node.attr_names)
+        return extend(child, node.attr_names,
+                      frozenset(n for n, t in zip(node.attr_names, node.attr_types) if t == "str"))
     if isinstance(node, N.Filter):
         _need(problems, path, op, child, _reads(node.filter.body, node.filter.params[0]), "the filter")
         return child
     if isinstance(node, N.GroupBy):
         _need(problems, path, op, child, node.attr_names, "GROUP_BY")
-        return _Shape(output, frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES))
+        return _Shape(output, frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES),
+                      child.text & frozenset(node.attr_names))
     if isinstance(node, N.Join):
         l1, l2 = kids["l1"], kids["l2"]
         _need(problems, path, op, l1, _reads(node.condition, "i1"), "the condition (i1)")
@@ -126,7 +135,7 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
         if not any(isinstance(n, X.Var) for n in X.walk(node.condition)):
             problems.append(Problem(path, op, "the condition uses neither i1 nor i2"))
         attrs = None if l1.attrs is None or l2.attrs is None else l1.attrs | l2.attrs
-        return _Shape(output, attrs)
+        return _Shape(output, attrs, l1.text | l2.text)
     if isinstance(node, N.Map):
         _need(problems, path, op, child, _reads(node.fct.body, node.fct.params[0]), "the function")
         return extend(child, (node.res_name,))
@@ -134,12 +143,17 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
         return _Shape(output, frozenset())
     if isinstance(node, N.Unnest):
         _need(problems, path, op, child, (node.nested_attr_name,), "UNNEST")
-        return extend(child, (node.unnested_attr_name,))
+        return extend(child, (node.unnested_attr_name,),
+                      frozenset({node.unnested_attr_name}) if node.nested_attr_name in child.text else frozenset())
     if isinstance(node, (N.ArgMin, N.ArgMax)):
         _need(problems, path, op, child, (node.arg_attr_name, node.val_attr_name), op)
         return _Shape(output, frozenset())
     if isinstance(node, (N.Sum, N.Avg, N.Min, N.Max)):
         _need(problems, path, op, child, (node.attr_name,), op)
+        if isinstance(node, (N.Sum, N.Avg)) and node.attr_name in child.text:
+            problems.append(Problem(path, op, (
+                f"{op} adds up {node.attr_name!r}, which EXTRACT gives as text (str); to count rows use "
+                f"APPLY(l=..., fct=len), to add amounts extract them as float")))
         return _Shape(output, frozenset())
     problems.append(Problem(path, op, f"no validation rule for {op}"))
     return _Shape(None, None)

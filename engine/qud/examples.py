@@ -47,6 +47,14 @@ EXAMPLES: tuple[Example, ...] = (
         'APPLY(l=RETRIEVE(query="dentist appointment"), fct=len)', "count", "calendar"),
     _ex("How many conversations did I have with ChatGPT about Python?",
         'APPLY(l=RETRIEVE(query="ChatGPT conversation about Python"), fct=len)', "count", "chat"),
+    _ex("How many questions did I ask ChatGPT in March 2024?",
+        'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="question I asked ChatGPT"), attr_names=["role"], '
+        'attr_types=[str]), filter=lambda e: e["role"] == "user" and year(e.start) == 2024 and month(e.start) == 3), '
+        'fct=len)', "count", "chat"),
+    _ex("how many messages did i send to claude last week",
+        'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="message I sent to Claude"), attr_names=["role"], '
+        'attr_types=[str]), filter=lambda e: e["role"] == "user" and e.start >= today() - days(7)), fct=len)',
+        "count", "chat", "relative"),
     _ex("how many runs did i do before 7am",
         'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: hour(e.start) < 7), fct=len)', "count", "hour"),
     _ex("On how many days did I listen to music in 2023?",
@@ -155,8 +163,10 @@ EXAMPLES: tuple[Example, ...] = (
     _ex("In which city did I spend the most nights in hotels?",
         'ARGMAX(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="hotel stay"), attr_names=["city"], attr_types=[str]), '
         'attr_names=["city"]), arg_attr_name="city", val_attr_name="count")', "argmax", "travel"),
+    # a chat log holds the user's turns and the assistant's: "I asked" means role "user"
     _ex("What did I ask ChatGPT about most this spring?",
-        'ARGMAX(l=GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="question I asked a chatbot"), filter=lambda e: '
+        'ARGMAX(l=GROUP_BY(l=EXTRACT(l=FILTER(l=EXTRACT(l=RETRIEVE(query="question I asked a chatbot"), '
+        'attr_names=["role"], attr_types=[str]), filter=lambda e: e["role"] == "user" and '
         'year(e.start) == year(today()) and month(e.start) >= 3 and month(e.start) <= 5), attr_names=["topic"], '
         'attr_types=[str]), attr_names=["topic"]), arg_attr_name="topic", val_attr_name="count")', "argmax", "chat"),
     # ---- unnest ---------------------------------------------------------------------------------

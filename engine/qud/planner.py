@@ -13,6 +13,7 @@ step. Plans for the same normalised question are cached.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ from pathlib import Path
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
-from engine.plan.ground import drop_ungrounded_time_filters
+from engine.plan.ground import count_instead_of_adding_text, drop_ungrounded_time_filters
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -65,22 +66,39 @@ def normalise(question: str) -> str:
 
 
 class PlanCache:
-    """Normalised question -> plan text, kept in a JSON file (or in memory)."""
+    """Normalised question -> plan text, kept in a JSON file (or in memory).
+
+    A plan is only as good as the prompt it came from: the planner binds the cache
+    to a fingerprint of its instructions and examples (:meth:`bind`), and plans
+    stored under another fingerprint, or before fingerprints existed, are dropped."""
 
     def __init__(self, path: Path | None = None, max_entries: int = 5000):
         self.path = Path(path) if path else None
         self.max_entries = max_entries
         self._plans: dict[str, str] = {}
+        self._library: str | None = None  # None: nothing stored yet says which prompt
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
         if self.path and self.path.exists():
             try:
                 data = json.loads(self.path.read_text(encoding="utf-8"))
-                if isinstance(data, dict):
+                if isinstance(data, dict) and isinstance(data.get("plans"), dict):
+                    self._plans = {str(k): str(v) for k, v in data["plans"].items()}
+                    self._library = str(data.get("library") or "")
+                elif isinstance(data, dict):  # the first format: plans only, from an unknown prompt
                     self._plans = {str(k): str(v) for k, v in data.items()}
+                    self._library = ""
             except (OSError, ValueError) as exc:
                 log.warning("ignoring unreadable plan cache %s: %s", self.path, exc)
+
+    def bind(self, library: str) -> None:
+        """Serve only plans made with the prompt whose fingerprint is ``library``."""
+        with self._lock:
+            if self._library is not None and self._library != library and self._plans:
+                log.info("plan cache: dropping %d plans made with other examples", len(self._plans))
+                self._plans = {}
+            self._library = library
 
     def get(self, question: str) -> str | None:
         with self._lock:
@@ -99,7 +117,8 @@ class PlanCache:
             if self.path:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 tmp = self.path.with_suffix(".tmp")
-                tmp.write_text(json.dumps(self._plans, indent=0, ensure_ascii=False), encoding="utf-8")
+                tmp.write_text(json.dumps({"library": self._library or "", "plans": self._plans}, indent=0,
+                                          ensure_ascii=False), encoding="utf-8")
                 os.replace(tmp, self.path)
 
     @property
@@ -179,6 +198,7 @@ class QudPlanner:
         self.retries = retries
         self.max_tokens = max_tokens
         self.prefix = instructions() + "".join(render_example(e) for e in self.examples)
+        self.cache.bind(hashlib.sha256(self.prefix.encode()).hexdigest()[:16])
         # The prompt ends at "P:" and the model writes " APPLY(...": a prompt ending in a
         # space splits the space-prefixed token the model wants and derails it.
         self.grammar = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
@@ -232,7 +252,7 @@ class QudPlanner:
                 continue
             problems = validate_plan(node)
             if problems:
-                repaired = add_missing_extracts(node)
+                repaired = add_missing_extracts(count_instead_of_adding_text(node, asked))
                 if repaired is not node and not validate_plan(repaired):
                     log.info("repaired plan for %r: %s -> %s", asked, print_plan(node), print_plan(repaired))
                     node, problems = repaired, []

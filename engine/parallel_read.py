@@ -16,8 +16,10 @@ the file serially instead, which reports the breakage as it always did.
 from __future__ import annotations
 
 import multiprocessing
+import multiprocessing.connection
 import os
 import re
+import threading
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -78,6 +80,20 @@ def read_segment(path: str, start: int, end: int, last: bool, reader: ArrayBatch
     return seg
 
 
+def _exit_with_parent() -> None:
+    """Runs first in each worker: a worker whose importing process dies (killed,
+    crashed) exits too, instead of waiting for work that never comes."""
+    parent = multiprocessing.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        multiprocessing.connection.wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="hindsight-parent-watch", daemon=True).start()
+
+
 class Unparsed(Exception):
     """A range did not parse as whole items: read the file serially."""
 
@@ -123,7 +139,8 @@ class ParallelArrayRead:
             raise Unparsed()
         n = workers()
         # spawn, not fork: the parent has DuckDB's and maybe Qt's threads running
-        self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"))
+        self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+                                         initializer=_exit_with_parent)
         pending: deque[Future] = deque()
         todo = iter(enumerate(ranges))
 

@@ -7,8 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import time
 import zipfile
 from pathlib import Path
+
+import pytest
 
 from engine.ingest import import_paths
 from engine.store import EventStore
@@ -89,6 +92,9 @@ from app.bench.scale import write_spotify_extended
 from engine.ingest import import_paths
 from engine.store import EventStore
 store = EventStore(sys.argv[1])
+if len(sys.argv) > 3:  # read in worker processes, in many small ranges
+    from engine import parallel_read
+    parallel_read.MIN_BYTES, parallel_read.SEGMENT_BYTES = 0, 256 << 10
 def progress(p):
     if p.stage == "file_progress":
         print("progress", p.events, flush=True)
@@ -97,7 +103,20 @@ print("finished", flush=True)
 """
 
 
-def test_sigkill_mid_file_leaves_the_store_as_before_and_retry_completes(tmp_path):
+def _children(pid: int) -> list[int]:
+    out = []
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == pid:
+            out.append(int(stat.parent.name))
+    return out
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_sigkill_mid_file_leaves_the_store_as_before_and_retry_completes(tmp_path, parallel):
     from app.bench.scale import write_spotify_extended
 
     big = write_spotify_extended(tmp_path / "Streaming_History_Audio_2020_0.json", 60_000)
@@ -105,12 +124,20 @@ def test_sigkill_mid_file_leaves_the_store_as_before_and_retry_completes(tmp_pat
     db = tmp_path / "kill.duckdb"
     with EventStore(db) as s:
         assert import_paths(s, [small]).added == 1
-    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), str(big)], stdout=subprocess.PIPE,
-                             text=True, cwd=Path(__file__).resolve().parents[1])
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, str(db), str(big), *(["parallel"] if parallel else [])],
+                             stdout=subprocess.PIPE, text=True, cwd=Path(__file__).resolve().parents[1])
     line = child.stdout.readline()
     assert line.startswith("progress"), line
+    workers = _children(child.pid) if parallel and Path("/proc").is_dir() else []
     os.kill(child.pid, signal.SIGKILL)
     child.wait(30)
+    # worker processes do not outlive the import that started them
+    deadline = time.monotonic() + 30
+    while workers and time.monotonic() < deadline:
+        workers = [w for w in workers if Path(f"/proc/{w}").exists()
+                   and Path(f"/proc/{w}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"]
+        time.sleep(0.2)
+    assert not workers
     with EventStore(db) as s:
         assert s.count() == 1, "a killed import must leave nothing of its file"
         assert len(s.imports()) == 1

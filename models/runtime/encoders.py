@@ -74,6 +74,9 @@ class OnnxSpladeEncoder:
         # 128 tokens: SPLADE's vocabulary head makes a (batch, tokens, 30522) tensor,
         # so cost grows with every token; event documents put their facts first.
         self._tok = _tokenizer(tokenizer_path, max_tokens)
+        # what the retrieval index records to know its weights came from this encoder:
+        # the build (its cache folder is named by the key of its inputs) and the cut
+        self.name = f"splade-{Path(model_path).parent.name}-{max_tokens}"
         vocab = self._tok.get_vocab()
         self._terms = [""] * len(vocab)
         for term, idx in vocab.items():

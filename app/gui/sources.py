@@ -11,7 +11,7 @@ from pathlib import Path
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import (QFileDialog, QFrame, QHBoxLayout, QLabel, QMessageBox, QProgressBar, QPushButton,
-                               QScrollArea, QSplitter, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QScrollArea, QSplitter, QStyle, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.gui.workers import Job, JobRunner
 
@@ -47,13 +47,15 @@ class FileProgressRow(QFrame):
         self.detail = QLabel("waiting…")
         self.detail.setObjectName("progressText")
         self.detail.setMinimumWidth(170)
-        self.cancel = QPushButton("✕")
+        # a standard icon: a "✕" glyph is missing from some fonts and showed as a dot
+        self.cancel = QPushButton(self.style().standardIcon(QStyle.StandardPixmap.SP_DialogCancelButton), "")
         self.cancel.setFixedWidth(32)
         self.cancel.setToolTip("Cancel this import (files already finished stay imported)")
+        self.cancel.setAccessibleName("Cancel this file's import")
         self.cancel.clicked.connect(on_cancel)
         layout.addWidget(self.name, 3)
         layout.addWidget(self.bar, 2)
-        layout.addWidget(self.detail, 1)
+        layout.addWidget(self.detail, 2)
         layout.addWidget(self.cancel)
 
     def update_progress(self, p) -> None:
@@ -64,8 +66,9 @@ class FileProgressRow(QFrame):
             self.bar.setRange(0, 1000)
             self.bar.setValue(1000)
             self.detail.setText(f"{p.events:,} records read")
-        else:
-            self.detail.setText(f"{p.importer}: {p.events:,} records")
+        else:  # the importer in the tooltip: its name cut the count off in a narrow window
+            self.detail.setText(f"{p.events:,} records")
+            self.detail.setToolTip(f"read by the {p.importer} importer")
 
     def finish(self, status: str, text: str) -> None:
         self.cancel.setEnabled(False)

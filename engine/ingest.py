@@ -416,6 +416,7 @@ class _Chunk:
     failure: BaseException | None = None
     unsent: int = 0
     unparsed: bool = False
+    part: parallel_read.Part | None = None  # rows a worker process left in a Parquet file
 
 
 class _Stopped(Exception):
@@ -502,7 +503,8 @@ def _read_file(store: EventStore, con, w: _Work, fr: FileReport, issues: list[di
     emit(w, "file_start", 0, 0)
     if parallel_read.usable(w.importer.read_array_batches, w.entry):
         kept = len(issues)
-        appended = _append_chunks(store, con, w, fr, issues, _ParallelChunks(w, import_id, batch_size, done),
+        appended = _append_chunks(store, con, w, fr, issues,
+                                  _ParallelChunks(w, import_id, batch_size, done, store.spill_dir()),
                                   cancel, emit, done)
         if appended is not _UNPARSED:
             return appended
@@ -522,15 +524,15 @@ _UNPARSED: Any = object()  # what _append_chunks returns when a parallel read gi
 class _ParallelChunks:
     """:class:`engine.parallel_read.ParallelArrayRead` as the chunks the writer takes."""
 
-    def __init__(self, w: _Work, import_id: int, batch_size: int, done: list[int]):
+    def __init__(self, w: _Work, import_id: int, batch_size: int, done: list[int], spill_dir: Path):
         self._name = w.entry.name
         self._read = parallel_read.ParallelArrayRead(w.entry, w.importer.read_array_batches, import_id,
-                                                     batch_size, done)
+                                                     batch_size, done, spill_dir)
 
     def __iter__(self) -> Iterator[_Chunk]:
         try:
-            for issues, rows in self._read:
-                yield _Chunk(issues, rows)
+            for part in self._read:
+                yield _Chunk(part.issues, part=part)
         except parallel_read.Unparsed:
             yield _Chunk(unparsed=True)
         except Exception:  # noqa: BLE001 - a worker failed or could not start: the serial read decides
@@ -563,7 +565,15 @@ def _append_chunks(store: EventStore, con, w: _Work, fr: FileReport, issues: lis
             if chunk.failure is not None:
                 fr.read += chunk.unsent
                 raise chunk.failure
+            if chunk.part is not None and chunk.part.parquet is not None:
+                fr.read += chunk.part.rows
+                appended += chunk.part.rows
+                store.append_parquet(con, chunk.part.parquet, chunk.part.item_shift)
             if chunk.rows is None:
+                if chunk.part is not None:
+                    emit(w, "file_progress", fr.read, min(done[0], w.entry.size or done[0]))
+                    if cancel is not None and cancel.is_set():
+                        raise ImportCancelled()
                 continue
             fr.read += chunk.rows.num_rows
             appended += chunk.rows.num_rows

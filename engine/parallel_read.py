@@ -20,15 +20,16 @@ import multiprocessing.connection
 import os
 import re
 import threading
+import uuid
 from collections import deque
 from collections.abc import Iterator
 from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
-from engine.rows import batch_to_arrow
+from engine.rows import ITEM_LOCATOR, batch_to_arrow, write_rows
 from importers._json import array_segments, drain, objects, parse_segment
 from importers.base import ArrayBatchReader, Entry, EventBatch, ImportContext, ImportIssue
 
@@ -56,14 +57,15 @@ class Segment:
 
     ok: bool
     items: int = 0
-    tables: list[pa.Table] = field(default_factory=list)
+    rows: int = 0  # written to the range's Parquet file (none when 0)
     issues: list[ImportIssue] = field(default_factory=list)
     bytes: int = 0
 
 
 def read_segment(path: str, start: int, end: int, last: bool, reader: ArrayBatchReader,
-                 context: ImportContext, import_id: int, file: str, batch_size: int) -> Segment:
-    """Runs in a worker process."""
+                 context: ImportContext, import_id: int, file: str, batch_size: int, out: str) -> Segment:
+    """Runs in a worker process: the range's rows go to the Parquet file ``out``
+    (the writer appends it as it is, without the rows passing through a pipe)."""
     with open(path, "rb") as f:
         f.seek(start)
         data = f.read(end - start)
@@ -72,11 +74,16 @@ def read_segment(path: str, start: int, end: int, last: bool, reader: ArrayBatch
     if items is None:
         return Segment(False)
     seg = Segment(True, len(items), bytes=end - start)
+    tables = []
     for item in reader(objects(drain(items)), context, batch_size):
         if isinstance(item, EventBatch):
-            seg.tables.append(batch_to_arrow(item, import_id, file))
+            tables.append(batch_to_arrow(item, import_id, file))
         else:
             seg.issues.append(item)
+    if tables:
+        table = pa.concat_tables(tables)
+        seg.rows = table.num_rows
+        write_rows(table, out)
     return seg
 
 
@@ -98,41 +105,43 @@ class Unparsed(Exception):
     """A range did not parse as whole items: read the file serially."""
 
 
-_ITEM_NUMBER = re.compile(r"^(.*\bitem )(\d+)$")
-_ITEM_PATTERN = r"^(?P<head>.*\bitem )(?P<n>\d+)$"
+_ITEM_NUMBER = re.compile(ITEM_LOCATOR)
 
 
 def shift_locator(locator: str, by: int) -> str:
+    """"item N" made "item N+by" (as the store does for rows: ``append_parquet``)."""
     m = _ITEM_NUMBER.match(locator)
     return f"{m.group(1)}{int(m.group(2)) + by}" if m else locator
 
 
-def shift_locators(table: pa.Table, by: int) -> pa.Table:
-    """``table`` with every "item N" locator made "item N+by"."""
-    if not by or not table.num_rows:
-        return table
-    col = table.column("locator")
-    parts = pc.extract_regex(col, _ITEM_PATTERN)
-    number = pc.add(pc.cast(pc.struct_field(parts, "n"), pa.int64()), by)
-    shifted = pc.binary_join_element_wise(pc.struct_field(parts, "head"), pc.cast(number, pa.string()), "")
-    fixed = pc.if_else(pc.is_valid(parts), shifted, col)
-    return table.set_column(table.schema.get_field_index("locator"), "locator", fixed)
+@dataclass(slots=True)
+class Part:
+    """One range's result for the writer, in file order: its issues (numbered in the
+    file) and, when it has rows, the Parquet file holding them, whose "item N"
+    locators must be shifted by ``item_shift`` as they are appended."""
+
+    issues: list[ImportIssue]
+    rows: int
+    parquet: Path | None
+    item_shift: int
 
 
 class ParallelArrayRead:
-    """Iterates ``(issues, rows)`` of a file in order, read by worker processes a few
+    """Iterates the :class:`Part` s of a file in order, read by worker processes a few
     ranges ahead; raises :class:`Unparsed` when the file must be read serially.
-    ``done[0]`` counts the bytes handed over, for progress."""
+    ``done[0]`` counts the bytes handed over, for progress. Rows wait in Parquet
+    files in ``spill_dir``; :meth:`close` removes any not appended."""
 
     def __init__(self, entry: Entry, reader: ArrayBatchReader, import_id: int, batch_size: int,
-                 done: list[int]):
+                 done: list[int], spill_dir: Path):
         assert entry.path is not None
         self._entry, self._reader, self._import_id, self._batch_size = entry, reader, import_id, batch_size
         self._done = done
+        self._spill_dir = spill_dir
+        self._spills: list[Path] = []
         self._pool: ProcessPoolExecutor | None = None
-        self._finished = False
 
-    def __iter__(self) -> Iterator[tuple[list[ImportIssue], pa.Table | None]]:
+    def __iter__(self) -> Iterator[Part]:
         path = self._entry.path
         ranges = array_segments(path, SEGMENT_BYTES)
         if ranges is None:
@@ -141,37 +150,43 @@ class ParallelArrayRead:
         # spawn, not fork: the parent has DuckDB's and maybe Qt's threads running
         self._pool = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
                                          initializer=_exit_with_parent)
-        pending: deque[Future] = deque()
+        pending: deque[tuple[Path, Future]] = deque()
         todo = iter(enumerate(ranges))
+
+        self._spill_dir.mkdir(parents=True, exist_ok=True)
+        tag = f"parallel-{os.getpid()}-{uuid.uuid4().hex}"
 
         def submit() -> None:
             nxt = next(todo, None)
             if nxt is not None:
                 i, (start, end) = nxt
-                pending.append(self._pool.submit(
+                out = self._spill_dir / f"{tag}-{i}.parquet"
+                self._spills.append(out)
+                pending.append((out, self._pool.submit(
                     read_segment, path, start, end, i == len(ranges) - 1, self._reader, self._entry.context,
-                    self._import_id, self._entry.name, self._batch_size))
+                    self._import_id, self._entry.name, self._batch_size, str(out))))
 
         for _ in range(n + 1):  # a range ahead per worker, and one ready for the writer
             submit()
         before = 0
         while pending:
-            seg: Segment = pending.popleft().result()
+            out, future = pending.popleft()
+            seg: Segment = future.result()
             submit()
             if not seg.ok:
                 raise Unparsed()
             issues = [ImportIssue(shift_locator(i.locator, before), i.reason, i.kept) for i in seg.issues]
             # one append for the range: the writer's cost per append is the same for 2k rows or 20k
-            rows = shift_locators(pa.concat_tables(seg.tables), before) if seg.tables else None
+            part = Part(issues, seg.rows, out if seg.rows else None, before)
             before += seg.items
             self._done[0] += seg.bytes
-            del seg  # hold no more than the rows being written
-            yield issues, rows
-        self._finished = True
+            yield part
 
     def close(self) -> None:
-        """Stop the workers: at once when the read was cut short (their current
-        ranges finish unseen), else after they exit."""
+        """Stop the workers (a range being read finishes first, at most a second or
+        so) and remove the rows of ranges never appended."""
         if self._pool is not None:
-            self._pool.shutdown(wait=self._finished, cancel_futures=True)
+            self._pool.shutdown(wait=True, cancel_futures=True)
             self._pool = None
+        for spill in self._spills:
+            spill.unlink(missing_ok=True)

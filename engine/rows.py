@@ -9,8 +9,12 @@ from typing import Any
 
 import orjson
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from importers.base import Event, EventBatch, event_id, to_utc_naive
+
+# a locator naming an item of a JSON array ("item 7", "Takeout item 7"): its prefix and number
+ITEM_LOCATOR = r"^(.*\bitem )(\d+)$"
 
 EVENT_COLUMNS = ("id", "source", "kind", "title", "text", "start", "end", "tz_offset_min",
                  "attributes", "import_id", "file", "locator", "raw")
@@ -67,3 +71,9 @@ def batch_to_arrow(batch: EventBatch, import_id: int, file: str) -> pa.Table:
         "import_id": pa.repeat(pa.scalar(import_id, pa.int32()), n),
         "file": pa.repeat(pa.scalar(file, pa.string()), n), "locator": batch.locator, "raw": batch.raw,
     }, schema=_ARROW_SCHEMA)
+
+
+def write_rows(table: pa.Table, path) -> None:
+    """Rows for :meth:`engine.store.EventStore.append_parquet`: a Parquet file
+    written as fast as possible (it is read once, then deleted)."""
+    pq.write_table(table, path, compression="none", use_dictionary=False, write_statistics=False)

@@ -26,9 +26,9 @@ from typing import TypeVar
 import duckdb
 import orjson
 import pyarrow as pa
-import pyarrow.parquet as pq
 
-from engine.rows import EVENT_COLUMNS, batch_to_arrow, dumps, events_to_arrow  # noqa: F401 - re-exported
+from engine.rows import (EVENT_COLUMNS, ITEM_LOCATOR, batch_to_arrow, dumps,  # noqa: F401 - re-exported
+                         events_to_arrow, write_rows)
 from importers.base import Event, to_utc_naive
 
 log = logging.getLogger(__name__)
@@ -129,6 +129,7 @@ class EventStore:
                                  f"{SCHEMA_VERSION}; open it once without read-only to migrate")
         else:
             self.write(self._migrate).result()
+            self._remove_stale_spills()  # DuckDB's lock says no other process has the store open
 
     # ---- connections -----------------------------------------------------------
     def reader(self) -> duckdb.DuckDBPyConnection:
@@ -229,20 +230,47 @@ class EventStore:
         transaction ends, which made memory grow with the file's size."""
         if not table.num_rows:
             return
-        spill = self._spill_path()
-        pq.write_table(table, spill, compression="none", use_dictionary=False, write_statistics=False)
+        spill = self.spill_path()
+        write_rows(table, spill)
         del table
-        try:
-            con.execute("INSERT INTO events SELECT * FROM read_parquet(?)", [str(spill)])
-        finally:
-            spill.unlink(missing_ok=True)
+        self.append_parquet(con, spill)
 
-    def _spill_path(self) -> Path:
-        base = Path(tempfile.gettempdir()) if self.path == ":memory:" else Path(self.path).parent / "tmp"
+    @staticmethod
+    def append_parquet(con: duckdb.DuckDBPyConnection, path: Path, item_shift: int = 0) -> None:
+        """Append the rows of a Parquet file written by :func:`write_rows` (by this
+        process or a worker) and delete it; with ``item_shift``, each "item N" locator
+        becomes "item N+item_shift" (rows read from a later part of a file)."""
+        columns = "*"
+        if item_shift:
+            columns = (f"* REPLACE (CASE WHEN regexp_full_match(locator, '{ITEM_LOCATOR}') THEN "
+                       f"regexp_extract(locator, '{ITEM_LOCATOR}', 1) || "
+                       f"(CAST(regexp_extract(locator, '{ITEM_LOCATOR}', 2) AS BIGINT) + {int(item_shift)}) "
+                       "ELSE locator END AS locator)")
+        try:
+            con.execute(f"INSERT INTO events SELECT {columns} FROM read_parquet(?)", [str(path)])
+        finally:
+            path.unlink(missing_ok=True)
+
+    def spill_path(self, prefix: str = "batch") -> Path:
+        """A fresh file name in the store's folder for temporary rows. Whatever is left
+        there when the store opens for writing came from an import that was killed."""
+        base = self.spill_dir()
         base.mkdir(parents=True, exist_ok=True)
         # A fresh name per batch: DuckDB caches file metadata by path, and a reused
         # name written twice within a second was read with a stale footer.
-        return base / f"batch-{os.getpid()}-{uuid.uuid4().hex}.parquet"
+        return base / f"{prefix}-{os.getpid()}-{uuid.uuid4().hex}.parquet"
+
+    def spill_dir(self) -> Path:
+        return Path(tempfile.gettempdir()) if self.path == ":memory:" else Path(self.path).parent / "tmp"
+
+    def _remove_stale_spills(self) -> None:
+        if self.path == ":memory:":
+            return  # the system temp folder is shared; nothing there is known to be ours
+        for stale in self.spill_dir().glob("*.parquet"):
+            try:
+                stale.unlink()
+            except OSError as exc:  # pragma: no cover - e.g. another user's file
+                log.warning("cannot remove the stale temporary file %s: %s", stale, exc)
 
     @staticmethod
     def finish_imports(con: duckdb.DuckDBPyConnection, import_ids: Sequence[int]) -> dict[int, int]:

@@ -140,6 +140,7 @@ def test_sigkill_mid_file_leaves_the_store_as_before_and_retry_completes(tmp_pat
     assert not workers
     with EventStore(db) as s:
         assert s.count() == 1, "a killed import must leave nothing of its file"
+        assert not list(s.spill_dir().glob("*.parquet")), "nor its temporary rows, once the store is opened"
         assert len(s.imports()) == 1
         r = import_paths(s, [big])
         assert r.files[0].status == "imported" and r.added == 60_000

@@ -56,14 +56,34 @@ def test_ranges_of_a_generated_history_are_many_and_parse(tmp_path):
     assert sum(counts) == 400
 
 
-def test_locators_are_renumbered_past_the_earlier_ranges():
+def test_locators_are_renumbered_past_the_earlier_ranges(tmp_path):
+    from datetime import datetime
+
+    from engine.rows import EVENT_COLUMNS, write_rows
+    from engine.store import EventStore
+
     assert parallel_read.shift_locator("item 7", 100) == "item 107"
     assert parallel_read.shift_locator("Takeout item 7", 100) == "Takeout item 107"
     assert parallel_read.shift_locator("line 7", 100) == "line 7"
-    table = pa.table({"id": ["a", "b", "c"], "locator": ["item 1", "conversation x", "label item 12"]})
-    shifted = parallel_read.shift_locators(table, 40)
-    assert shifted.column("locator").to_pylist() == ["item 41", "conversation x", "label item 52"]
-    assert shifted.column("id").to_pylist() == ["a", "b", "c"]
+    # the store shifts the rows' locators the same way as it appends a worker's file
+    locators = ["item 1", "conversation x", "label item 12", "item 3b"]
+    with EventStore(tmp_path / "s" / "hindsight.duckdb") as store:
+        rows = {c: [None] * 4 for c in EVENT_COLUMNS}
+        rows.update(id=list("abcd"), source=["x"] * 4, kind=["k"] * 4, start=[datetime(2024, 1, 1)] * 4,
+                    import_id=[1] * 4, file=["f"] * 4, locator=locators)
+        from engine.rows import _ARROW_SCHEMA
+        spill = store.spill_path("parallel")
+        write_rows(pa.table(rows, schema=_ARROW_SCHEMA), spill)
+
+        def append(con):
+            con.begin()
+            store.append_parquet(con, spill, 40)
+            con.commit()
+        store.write(append).result()
+        got = dict(store.reader().execute("SELECT id, locator FROM events").fetchall())
+        assert [got[i] for i in "abcd"] == ["item 41", "conversation x", "label item 52", "item 3b"]
+        assert not spill.exists()
+        assert [parallel_read.shift_locator(x, 40) for x in locators] == [got[i] for i in "abcd"]
 
 
 def _history_with_bad_records(path: Path, n: int) -> Path:
@@ -82,9 +102,9 @@ class _Counted(parallel_read.ParallelArrayRead):
     rows = 0
 
     def __iter__(self):
-        for issues, rows in super().__iter__():
-            _Counted.rows += rows.num_rows if rows is not None else 0
-            yield issues, rows
+        for part in super().__iter__():
+            _Counted.rows += part.rows
+            yield part
 
 
 def _import(tmp_path: Path, name: str, files: list[Path], parallel: bool, monkeypatch, **kw):

@@ -1,17 +1,18 @@
 """Reading one large JSON-array export in several processes at once.
 
 Parsing JSON and shaping events is Python work that holds the GIL: one reading
-thread reads a million-record Spotify history at about 45k records/s whatever the
-writer does. Here the file is cut into byte ranges of whole items
-(:func:`importers._json.array_segments`); worker processes parse ranges and turn
-them into Arrow rows, and the writer takes the results in file order. Only the
+thread reads a million-record Spotify history at 32-45k records/s (this VM varies)
+whatever the writer does. Here the file is cut into byte ranges of whole items
+(:func:`importers._json.array_segments`); worker processes parse ranges and write
+their rows to Parquet files, and the writer appends those in file order. Only the
 writer touches the store, as always.
 
-Item numbers restart at 1 in each range; the writer-side iterator adds the items
-of all earlier ranges, so locators ("item N") and issues read exactly as a serial
-read gives them. When any range will not parse as whole items (the file is broken,
-or a guessed cut fell inside an item), the iterator says so and the caller reads
-the file serially instead, which reports the breakage as it always did.
+Item numbers restart at 1 in each range; the writer adds the items of all earlier
+ranges (the store shifts the rows' locators as it appends them), so locators
+("item N") and issues read exactly as a serial read gives them. When any range will
+not parse as whole items (the file is broken, or a guessed cut fell inside an
+item), the iterator says so and the caller reads the file serially instead, which
+reports the breakage as it always did.
 """
 from __future__ import annotations
 

@@ -566,18 +566,15 @@ def _append_chunks(store: EventStore, con, w: _Work, fr: FileReport, issues: lis
                 fr.read += chunk.unsent
                 raise chunk.failure
             if chunk.part is not None and chunk.part.parquet is not None:
-                fr.read += chunk.part.rows
-                appended += chunk.part.rows
+                n = chunk.part.rows
                 store.append_parquet(con, chunk.part.parquet, chunk.part.item_shift)
-            if chunk.rows is None:
-                if chunk.part is not None:
-                    emit(w, "file_progress", fr.read, min(done[0], w.entry.size or done[0]))
-                    if cancel is not None and cancel.is_set():
-                        raise ImportCancelled()
+            elif chunk.rows is not None:
+                n = chunk.rows.num_rows
+                store.append_table(con, chunk.rows)
+            else:
                 continue
-            fr.read += chunk.rows.num_rows
-            appended += chunk.rows.num_rows
-            store.append_table(con, chunk.rows)
+            fr.read += n
+            appended += n
             del chunk
             if cancel is not None and cancel.is_set():
                 raise ImportCancelled()

@@ -200,7 +200,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             ctx.note(f"EXTRACT {key!r} from {what}: {source}'s {holder[0]} events hold it in {holder[1]!r}, "
                      f"these {len(members)} have no such attribute; left empty")
             continue
-        attr = _frozen_attribute(key, group, ctx)
+        attr = named[(source, kind_)] or _frozen_attribute(key, group, ctx)
         if attr is None:
             ask.extend(members)
             if len(groups) > 1:
@@ -228,26 +228,32 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     return out
 
 
-def _named_attribute(key: str, sample_from: list[Row]) -> str | None:
-    """The attribute named like ``key`` (or a synonym) in at least 70% of the first rows."""
-    sample = sample_from[:SAMPLE]
-    counts = Counter(m for r in sample if (m := _name_mapping(r, key)) is not None)
+def _majority(found: list[str | None]) -> str | None:
+    """The attribute found for at least 70% of a sample (``found`` holds one entry
+    per sampled row, None where nothing was found)."""
+    counts = Counter(m for m in found if m is not None)
     if counts:
         attr, n = counts.most_common(1)[0]
-        if n >= FREEZE_SHARE * len(sample):
+        if n >= FREEZE_SHARE * len(found):
             return attr
     return None
 
 
+def _named_attribute(key: str, sample_from: list[Row]) -> str | None:
+    """The attribute named like ``key`` (or a synonym) in at least 70% of the first rows."""
+    return _majority([_name_mapping(r, key) for r in sample_from[:SAMPLE]])
+
+
 def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) -> str | None:
-    """The attribute that holds ``key`` in at least 70% of the first rows, by name or
-    because the extractor's answers equal its values; None when there is none."""
+    """For rows where no attribute is named like ``key`` often enough (see
+    :func:`_named_attribute`): the attribute that holds ``key`` in at least 70% of
+    the first rows, by name or because the extractor's answers equal its values;
+    None when there is none."""
     sample = sample_from[:SAMPLE]
     per_row = [_name_mapping(r, key) for r in sample]
     unmapped = [i for i, m in enumerate(per_row) if m is None]
     extractor = ctx.models.extractor
-    named = Counter(m for m in per_row if m is not None)
-    if unmapped and extractor is not None and (not named or named.most_common(1)[0][1] < FREEZE_SHARE * len(sample)):
+    if unmapped and extractor is not None:
         # ask the model for the sample only, and see which attribute its answers equal
         answers = extractor.extract([(_with_attributes(sample[i]), key) for i in unmapped])
         for i, ans in zip(unmapped, answers):
@@ -256,12 +262,7 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
                 if _same(ans, _lookup(r, attr)):
                     per_row[i] = attr
                     break
-    counts = Counter(m for m in per_row if m is not None)
-    if counts:
-        attr, n = counts.most_common(1)[0]
-        if n >= FREEZE_SHARE * len(sample):
-            return attr
-    return None
+    return _majority(per_row)
 
 
 _WORDLESS = re.compile(r"^[\W_]*$")

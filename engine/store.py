@@ -240,14 +240,14 @@ class EventStore:
         """Append the rows of a Parquet file written by :func:`write_rows` (by this
         process or a worker) and delete it; with ``item_shift``, each "item N" locator
         becomes "item N+item_shift" (rows read from a later part of a file)."""
+        source = "read_parquet(?)"
         columns = "*"
-        if item_shift:
-            columns = (f"* REPLACE (CASE WHEN regexp_full_match(locator, '{ITEM_LOCATOR}') THEN "
-                       f"regexp_extract(locator, '{ITEM_LOCATOR}', 1) || "
-                       f"(CAST(regexp_extract(locator, '{ITEM_LOCATOR}', 2) AS BIGINT) + {int(item_shift)}) "
-                       "ELSE locator END AS locator)")
+        if item_shift:  # the regular expression runs once per row: it is on the writer's path
+            source = f"(SELECT *, regexp_extract(locator, '{ITEM_LOCATOR}', ['head', 'n']) AS _item FROM {source})"
+            columns = (f"* EXCLUDE (_item) REPLACE (CASE WHEN _item.n <> '' THEN "
+                       f"_item.head || (CAST(_item.n AS BIGINT) + {int(item_shift)}) ELSE locator END AS locator)")
         try:
-            con.execute(f"INSERT INTO events SELECT {columns} FROM read_parquet(?)", [str(path)])
+            con.execute(f"INSERT INTO events SELECT {columns} FROM {source}", [str(path)])
         finally:
             path.unlink(missing_ok=True)
 

@@ -67,9 +67,10 @@ def read_events(store, ids: list[str], select: str) -> list[tuple]:
 class RefreshStats:
     added: int
     removed: int
-    encoded: int
+    encoded: int  # documents that got term weights (encoded, or copied from an identical document)
     seconds: float
     fts_backend: str
+    texts_encoded: int = 0  # distinct document texts the sparse encoder actually read
 
 
 class RetrievalIndex:
@@ -141,9 +142,16 @@ class RetrievalIndex:
     # ---- building ------------------------------------------------------------------
     def refresh(self, *, cancel: threading.Event | None = None,
                 progress: Callable[[str, int, int], None] | None = None) -> RefreshStats:
-        """Index events added to the store since the last refresh; forget removed ones."""
+        """Index events added to the store since the last refresh; forget removed ones.
+
+        ``progress(stage, done, total)`` counts documents: stage "documents" while
+        events are verbalised, then "sparse" while they get term weights. Another
+        thread's refresh is waited for (the work is shared, never done twice); a
+        ``cancel`` stops the wait as well as the work, keeping what was finished."""
         t0 = time.perf_counter()
-        with self._lock:
+        if not self._acquire(cancel):
+            return RefreshStats(0, 0, 0, time.perf_counter() - t0, self._fts_backend)
+        try:
             store_ids = self.store.reader().execute("SELECT DISTINCT id FROM events").to_arrow_table()
             self._db.register("_store_ids", store_ids)
             try:
@@ -176,50 +184,101 @@ class RetrievalIndex:
                     progress("documents", added, len(new_ids))
             if added or removed:
                 self._fts_dirty = True
-            encoded = self._encode_missing(cancel, progress)
-            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend)
+            encoded, texts = self._encode_missing(cancel, progress)
+            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend, texts)
+        finally:
+            self._lock.release()
 
-    def _encode_missing(self, cancel, progress) -> int:
+    def _acquire(self, cancel: threading.Event | None) -> bool:
+        """The index lock; False if ``cancel`` is set while another refresh holds it."""
+        if cancel is None:
+            return self._lock.acquire()
+        while not self._lock.acquire(timeout=0.1):
+            if cancel.is_set():
+                return False
+        return True
+
+    def _encode_missing(self, cancel, progress) -> tuple[int, int]:
+        """Term weights for every document without them; returns (documents, texts
+        encoded). Byte-identical documents (a song played a hundred times) share one
+        encoding: weights already stored for the same text are copied, and each other
+        distinct text is encoded once."""
         if self.sparse is None:
-            return 0
-        todo = self._db.execute(
-            "SELECT id, doc FROM docs WHERE id NOT IN (SELECT id FROM sparse_done) ORDER BY id").fetchall()
-        done = 0
+            return 0, 0
+        total = self._db.execute("SELECT count(*) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done)").fetchone()[0]
+        if not total:
+            return 0, 0
+        done = self._copy_known_weights()
+        if progress and done:
+            progress("sparse", done, total)
+        groups = self._db.execute(
+            "SELECT doc, list(id ORDER BY id) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done) "
+            "GROUP BY doc ORDER BY min(id)").fetchall()
+        texts = 0
         ids: list[str] = []
         terms: list[str] = []
         ws: list[float] = []
         finished: list[str] = []
 
         def flush() -> None:
-            # write in large chunks: one INSERT per model batch costs more than the fake models
+            # write in large chunks: one INSERT per model batch costs more than the fake models;
+            # one transaction, so a crash never leaves weights without their 'done' mark
+            # (the next refresh would add them a second time)
             self._db.register("_terms", pa.table({"id": ids, "term": terms, "weight": pa.array(ws, pa.float32())}))
-            self._db.register("_done", pa.table({"id": finished}))
+            self._db.register("_done", pa.table({"id": pa.array(finished, pa.string())}))
             try:
+                self._db.begin()
                 self._db.execute("INSERT INTO sparse_terms SELECT id, term, weight FROM _terms")
                 self._db.execute("INSERT INTO sparse_done SELECT id FROM _done")
+                self._db.commit()
+            except BaseException:
+                self._db.rollback()
+                raise
             finally:
                 self._db.unregister("_terms")
                 self._db.unregister("_done")
             ids.clear(); terms.clear(); ws.clear(); finished.clear()
 
-        for i in range(0, len(todo), self.encode_batch):
+        for i in range(0, len(groups), self.encode_batch):
             if cancel is not None and cancel.is_set():
                 break
-            batch = todo[i:i + self.encode_batch]
-            weights = self.sparse.encode([d for _, d in batch])
-            for (doc_id, _), vec in zip(batch, weights):
-                for term, w in vec.items():
-                    if w > 0:
-                        ids.append(doc_id); terms.append(term); ws.append(float(w))
-                finished.append(doc_id)
-            done += len(batch)
+            batch = groups[i:i + self.encode_batch]
+            weights = self.sparse.encode([doc for doc, _ in batch])
+            texts += len(batch)
+            for (_, doc_ids), vec in zip(batch, weights):
+                kept = [(term, float(w)) for term, w in vec.items() if w > 0]
+                for doc_id in doc_ids:
+                    for term, w in kept:
+                        ids.append(doc_id); terms.append(term); ws.append(w)
+                    finished.append(doc_id)
+                done += len(doc_ids)
             if len(finished) >= 1024:  # keep work across an interrupted refresh
                 flush()
             if progress:
-                progress("sparse", done, len(todo))
+                progress("sparse", done, total)
         if finished:
             flush()
-        return done
+        return done, texts
+
+    def _copy_known_weights(self) -> int:
+        """Give documents whose text already has weights here (from an earlier
+        refresh) a copy of them; returns how many documents got weights."""
+        self._db.begin()
+        try:
+            self._db.execute(
+                "CREATE TEMP TABLE _reuse AS SELECT t.id, k.donor FROM docs t JOIN "
+                "(SELECT d.doc, min(d.id) AS donor FROM docs d SEMI JOIN sparse_done s ON d.id = s.id "
+                " GROUP BY d.doc) k ON t.doc = k.doc "
+                "WHERE t.id NOT IN (SELECT id FROM sparse_done)")
+            self._db.execute("INSERT INTO sparse_terms SELECT r.id, s.term, s.weight FROM _reuse r "
+                             "JOIN sparse_terms s ON s.id = r.donor")
+            n = self._db.execute("INSERT INTO sparse_done SELECT id FROM _reuse").fetchone()[0]
+            self._db.execute("DROP TABLE _reuse")
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
+        return n
 
     def _ensure_fts(self) -> None:
         if not self._fts_dirty:

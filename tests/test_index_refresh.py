@@ -1,0 +1,178 @@
+"""RetrievalIndex.refresh: byte-identical documents are encoded once (and weights
+already stored for a text are copied), an interrupted refresh keeps its work, and a
+refresh waiting for another thread's refresh can be cancelled."""
+from __future__ import annotations
+
+import threading
+import time
+from datetime import datetime, timedelta
+
+import pytest
+
+from engine.retrieval.index import RetrievalIndex
+from engine.store import EventStore
+from tests.test_operators import BERLIN, FakeSparse, add, ev
+
+T0 = datetime(2024, 3, 1, 8, 0, tzinfo=BERLIN)
+
+
+class RecordingSparse(FakeSparse):
+    """FakeSparse that keeps every text it was asked to encode."""
+
+    def __init__(self):
+        super().__init__()
+        self.texts: list[str] = []
+
+    def encode(self, texts):
+        self.texts += texts
+        return super().encode(texts)
+
+
+def plays(song: str, n: int, start: int = 0):
+    """``n`` plays of one song: different events (times), the same document."""
+    return [ev("spotify", "music_stream", T0 + timedelta(hours=start + i), 3, f"Muse – {song}",
+               f"Listened to {song} by Muse", artist="Muse") for i in range(n)]
+
+
+@pytest.fixture
+def store():
+    s = EventStore(":memory:")
+    yield s
+    s.close()
+
+
+def weights_by_id(index: RetrievalIndex) -> dict[str, dict[str, float]]:
+    out: dict[str, dict[str, float]] = {}
+    for doc_id, term, w in index._db.execute("SELECT id, term, weight FROM sparse_terms").fetchall():
+        assert term not in out.setdefault(doc_id, {}), f"{doc_id} has {term!r} twice"
+        out[doc_id][term] = w
+    return out
+
+
+def test_identical_documents_are_encoded_once(store):
+    events = plays("Uprising", 4) + plays("Starlight", 3, start=10) + [
+        ev("strava", "workout", T0 + timedelta(days=1), 40, "Run", "Running", activity="running")]
+    add(store, events)
+    sparse = RecordingSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    stats = index.refresh()
+    assert (stats.added, stats.encoded, stats.texts_encoded) == (8, 8, 3)
+    assert len(sparse.texts) == len(set(sparse.texts)) == 3
+    weights = weights_by_id(index)
+    assert set(weights) == {e.id for e in events}
+    assert len({tuple(sorted(weights[e.id].items())) for e in events[:4]}) == 1
+    # every play is found, each with the same score
+    hits = dict(index.sparse_search("uprising", 10))
+    assert set(hits) == {e.id for e in events[:4]} and len(set(hits.values())) == 1
+    index.close()
+
+
+def test_weights_stored_for_a_text_are_copied_not_encoded_again(store):
+    first = plays("Uprising", 2)
+    add(store, first)
+    sparse = RecordingSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    index.refresh()
+    assert len(sparse.texts) == 1
+    # a later export: the same song played again, and a new one
+    later = plays("Uprising", 3, start=20) + plays("Madness", 1, start=30)
+    add(store, later, import_id=2)
+    stats = index.refresh()
+    assert (stats.added, stats.encoded, stats.texts_encoded) == (4, 4, 1)
+    assert sparse.texts[1:] == [sparse.texts[0].replace("Uprising", "Madness")]
+    weights = weights_by_id(index)
+    assert all(weights[e.id] == weights[first[0].id] for e in later[:3])
+    # nothing left: no encoder call, nothing copied twice
+    assert index.refresh().encoded == 0 and len(sparse.texts) == 2
+    assert set(dict(index.sparse_search("uprising", 10))) == {e.id for e in first + later[:3]}
+    assert sum(len(w) for w in weights_by_id(index).values()) == sum(len(w) for w in weights.values())
+    index.close()
+
+
+def test_progress_counts_documents_not_distinct_texts(store):
+    add(store, plays("Uprising", 5) + plays("Starlight", 5, start=10))
+    index = RetrievalIndex(store, sparse=FakeSparse(), encode_batch=1)
+    seen = []
+    index.refresh(progress=lambda stage, done, total: seen.append((stage, done, total)))
+    assert seen == [("documents", 10, 10), ("sparse", 5, 10), ("sparse", 10, 10)]
+    index.close()
+
+
+def test_an_interrupted_refresh_keeps_its_work(store):
+    songs = [s for i in range(6) for s in plays(f"Song {i}", 2, start=10 * i)]
+    add(store, songs)
+    cancel = threading.Event()
+
+    class CancelledDuringSecondBatch(RecordingSparse):
+        def encode(self, texts):
+            if len(self.texts) == 2:
+                cancel.set()  # the user cancels while this batch is encoded
+            return super().encode(texts)
+
+    sparse = CancelledDuringSecondBatch()
+    index = RetrievalIndex(store, sparse=sparse, encode_batch=2)
+    stats = index.refresh(cancel=cancel)
+    assert (stats.added, stats.encoded, stats.texts_encoded) == (12, 8, 4)
+    assert len(weights_by_id(index)) == 8  # four songs, two plays each: kept though cancelled
+    resumed = index.refresh()
+    assert (resumed.added, resumed.encoded, resumed.texts_encoded) == (0, 4, 2)
+    assert len(sparse.texts) == len(set(sparse.texts)) == 6
+    assert len(weights_by_id(index)) == 12
+    index.close()
+
+
+class GatedSparse(RecordingSparse):
+    """Blocks in encode until ``gate`` is set, like a long SPLADE batch."""
+
+    def __init__(self):
+        super().__init__()
+        self.entered = threading.Event()
+        self.gate = threading.Event()
+
+    def encode(self, texts):
+        self.entered.set()
+        assert self.gate.wait(10)
+        return super().encode(texts)
+
+
+def test_a_second_refresh_waits_for_the_first_and_finds_nothing_to_do(store):
+    add(store, plays("Uprising", 3) + plays("Starlight", 2, start=10))
+    sparse = GatedSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    results = {}
+    first = threading.Thread(target=lambda: results.setdefault("first", index.refresh()))
+    first.start()
+    assert sparse.entered.wait(10)
+    second = threading.Thread(target=lambda: results.setdefault("second", index.refresh()))
+    second.start()
+    second.join(0.3)
+    assert second.is_alive(), "the second refresh must wait for the first"
+    sparse.gate.set()
+    first.join(10)
+    second.join(10)
+    assert results["first"].encoded == 5 and results["second"].encoded == 0
+    assert len(sparse.texts) == 2
+    index.close()
+
+
+def test_cancel_stops_a_refresh_waiting_for_another(store):
+    add(store, plays("Uprising", 3))
+    sparse = GatedSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    first = threading.Thread(target=index.refresh)
+    first.start()
+    assert sparse.entered.wait(10)
+    cancel = threading.Event()
+    results = {}
+    waiting = threading.Thread(target=lambda: results.setdefault("stats", index.refresh(cancel=cancel)))
+    waiting.start()
+    time.sleep(0.2)
+    t0 = time.monotonic()
+    cancel.set()  # the user cancels the question whose RETRIEVE waits for the index
+    waiting.join(5)
+    assert not waiting.is_alive() and time.monotonic() - t0 < 1.0
+    assert results["stats"].encoded == 0 and first.is_alive()
+    sparse.gate.set()
+    first.join(10)
+    assert len(weights_by_id(index)) == 3
+    index.close()

@@ -83,6 +83,7 @@ def extended_batches(items: Iterable[tuple[str, dict] | ImportIssue], context: I
     local_offset = LocalOffsets(context.home_tz)
     fields = tuple(_EXTENDED_FIELDS.items())
     fromisoformat, to_ms, dumps = datetime.fromisoformat, timedelta, orjson.dumps
+    durations: dict[int, str] = {}  # plays repeat lengths: text per second, made once
     batch = EventBatch("spotify")
     b_kind, b_title, b_text, b_start, b_end, b_tz, b_attrs, b_key, b_loc, b_raw = batch.columns()
     try:
@@ -107,14 +108,16 @@ def extended_batches(items: Iterable[tuple[str, dict] | ImportIssue], context: I
             if end.tzinfo is None:
                 end = end.replace(tzinfo=UTC)
             try:
-                start = end - to_ms(milliseconds=ms)
+                start = end - to_ms(0, 0, 0, ms)  # positional: milliseconds
             except OverflowError:
                 yield ImportIssue(loc, f"ms_played {ms} reaches before year 1")
                 continue
             get = rec.get
             attrs: dict = {"ms_played": ms, "minutes_played": round(ms / 60000, 2)}
-            attrs.update({dst: value for src, dst in fields
-                          if (value := get(src)) is not None and value != ""})
+            for src, dst in fields:  # a loop, not a comprehension: no call per record
+                value = get(src)
+                if value is not None and value != "":
+                    attrs[dst] = value
             track = get("master_metadata_track_name")
             if track:
                 kind, uri = "music_stream", get("spotify_track_uri") or ""
@@ -154,7 +157,9 @@ def extended_batches(items: Iterable[tuple[str, dict] | ImportIssue], context: I
                     title, text = "Unknown track", "Listened to a track Spotify gave no name for"
             if uri:
                 attrs["uri"] = uri
-            duration = _duration_text(ms)
+            duration = durations.get(ms // 1000)
+            if duration is None:
+                duration = durations[ms // 1000] = _duration_text(ms)
             platform = attrs.get("platform")
             if platform:
                 text = f"{text} for {duration} on {platform}."

@@ -94,7 +94,7 @@ def test_progress_counts_documents_not_distinct_texts(store):
     index = RetrievalIndex(store, sparse=FakeSparse(), encode_batch=1)
     seen = []
     index.refresh(progress=lambda stage, done, total: seen.append((stage, done, total)))
-    assert seen == [("documents", 10, 10), ("sparse", 5, 10), ("sparse", 10, 10)]
+    assert seen == [("documents", 10, 10), ("sparse", 0, 10), ("sparse", 5, 10), ("sparse", 10, 10)]
     index.close()
 
 

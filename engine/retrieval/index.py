@@ -209,7 +209,7 @@ class RetrievalIndex:
         if not total:
             return 0, 0
         done = self._copy_known_weights()
-        if progress and done:
+        if progress:  # the slow stage starts: say so before its first batch
             progress("sparse", done, total)
         groups = self._db.execute(
             "SELECT doc, list(id ORDER BY id) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done) "

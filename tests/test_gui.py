@@ -5,6 +5,7 @@ removing an import. Runs offscreen; waits on signals, never on fixed sleeps."""
 from __future__ import annotations
 
 import json
+import re
 import sys
 import threading
 import types
@@ -35,11 +36,14 @@ WAIT = 20_000
 
 class FakeEngine:
     """Answers "how many" over the store's Spotify events, reporting progress like
-    the real engine; with ``block=True`` it works until cancelled."""
+    the real engine; with ``block=True`` it works until cancelled. With an ``index``
+    it refreshes it before answering, as RETRIEVE does."""
 
-    def __init__(self, store, block: bool = False):
+    def __init__(self, store, block: bool = False, index=None):
         self.store = store
         self.block = block
+        self.index = index
+        self.refreshes: list = []  # what the question's own index refresh did
         self.histories: list[tuple] = []
         self.saw_cancel = threading.Event()
         self.started = threading.Event()
@@ -53,6 +57,8 @@ class FakeEngine:
             if cancel.wait(WAIT / 1000):
                 self.saw_cancel.set()
                 raise RuntimeError("cancelled by the user")
+        if self.index is not None:
+            self.refreshes.append(self.index.refresh(cancel=cancel))
         rows = self.store.events(source="spotify")
         progress(AskProgress("executing", f"Retrieving: {len(rows):,} candidates → {len(rows):,} events", 2))
         plan = PlanStep("COUNT", "", rows=1, ms=0.4, children=(
@@ -63,7 +69,36 @@ class FakeEngine:
                       evidence=tuple(r["id"] for r in rows), timings={"total": 12.0}, llm_calls=2, today=today)
 
     def close(self):
+        if self.index is not None:
+            self.index.close()
         self.closed = True
+
+
+class SteppedSparse:
+    """A sparse encoder whose batches take as long as the test says: each ``encode``
+    waits for a ``step()``, or for ``open()`` (then every batch runs at once)."""
+
+    name = "stepped-sparse"
+
+    def __init__(self):
+        self._steps = threading.Semaphore(0)
+        self._open = threading.Event()
+        self.batches = 0
+
+    def encode(self, texts):
+        while not (self._open.is_set() or self._steps.acquire(timeout=0.02)):
+            pass
+        self.batches += 1
+        return [{w: 1.0 for w in re.findall(r"[a-z]+", t.lower())} for t in texts]
+
+    def step(self):
+        self._steps.release()
+
+    def open(self):
+        self._open.set()
+
+    def close(self):
+        pass
 
 
 @pytest.fixture
@@ -81,7 +116,28 @@ def spotify_zip(tmp_path) -> Path:
 
 
 @pytest.fixture
-def make_window(qtbot, store, settings, tmp_path):
+def encoders() -> list[SteppedSparse]:
+    """Stepped encoders made by a test; make_window opens them before its windows
+    shut down, so that no background refresh is left waiting for a step."""
+    return []
+
+
+@pytest.fixture
+def indexing_engine(store, encoders):
+    """A FakeEngine with a real RetrievalIndex over the store, whose encoder runs a
+    batch of two documents per ``sparse.step()``."""
+    from engine.retrieval.index import RetrievalIndex
+
+    def make():
+        sparse = SteppedSparse()
+        encoders.append(sparse)
+        return FakeEngine(store, index=RetrievalIndex(store, sparse=sparse, encode_batch=2)), sparse
+
+    return make
+
+
+@pytest.fixture
+def make_window(qtbot, store, settings, tmp_path, encoders):
     windows = []
 
     def make(factory=None) -> MainWindow:
@@ -89,10 +145,15 @@ def make_window(qtbot, store, settings, tmp_path):
         w = MainWindow(store, settings, tmp_path / "data",
                        engine_factory=factory or (lambda s, st: engine))
         w.fake_engine = engine
-        # before pytest-qt closes the window, let running jobs deliver 'finished':
-        # closing mid-import asks the user (a modal box nobody answers in a test)
-        qtbot.addWidget(w, before_close_func=lambda w: qtbot.waitUntil(
-            lambda: not w.sources.importing and w.ask._ask_job is None, timeout=WAIT))
+        def before_close(w):
+            # closing waits for background jobs: none may be left waiting for a step
+            for sparse in encoders:
+                sparse.open()
+            # let running jobs deliver 'finished': closing mid-import asks the user (a
+            # modal box nobody answers in a test)
+            qtbot.waitUntil(lambda: not w.sources.importing and w.ask._ask_job is None, timeout=WAIT)
+
+        qtbot.addWidget(w, before_close_func=before_close)
         w.show()
         qtbot.waitExposed(w)
         w.start()
@@ -100,6 +161,8 @@ def make_window(qtbot, store, settings, tmp_path):
         return w
 
     yield make
+    for sparse in encoders:
+        sparse.open()
     for w in windows:
         w.shutdown()
 
@@ -396,3 +459,128 @@ def test_demo_flag_without_demo_data_is_a_clear_error(data_dir):
     with pytest.raises(UserError, match="hindsight demo"):
         CliRunner().invoke(app, ["--data-dir", str(data_dir), "--demo", "--screenshot", "x.png"],
                            catch_exceptions=False)
+
+
+# ---- the search index, refreshed in the background -------------------------------------
+def _sparse_done(index) -> int:
+    return index._db.execute("SELECT count(*) FROM sparse_done").fetchone()[0]
+
+
+def _one_batch_done(qtbot, w, sparse) -> None:
+    """Let the refresh encode its first batch and report it."""
+    qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
+    sparse.step()
+    qtbot.waitUntil(lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
+                                         w.ask.index_label.text()) is not None, timeout=WAIT)
+
+
+def test_after_an_import_the_search_index_is_prepared_with_progress(qtbot, make_window, store, spotify_zip,
+                                                                     indexing_engine):
+    engine, sparse = indexing_engine()
+    w = make_window(lambda s, st: engine)
+    qtbot.waitUntil(lambda: w.ask.engine is not None and not w.ask.indexer.running, timeout=WAIT)
+    # an empty store: the refresh when the engine starts has nothing to do, and shows nothing
+    assert not w.ask.index_row.isVisibleTo(w.ask) and not w.index_status.isVisible()
+    with qtbot.waitSignal(w.sources.import_finished, timeout=WAIT):
+        _drop(w, [spotify_zip])
+    # still on the Sources tab: the status bar says what is going on
+    qtbot.waitUntil(lambda: w.index_status.text() == "Preparing search: 0 of 10 new events", timeout=WAIT)
+    assert w.index_status.isVisible()
+    w.tabs.setCurrentWidget(w.ask)
+    assert w.ask.index_row.isVisible()
+    assert w.ask.index_label.text() == "Preparing search for new events: 0 of 10"
+    sparse.step()
+    qtbot.waitUntil(lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
+                                         w.ask.index_label.text()) is not None, timeout=WAIT)
+    assert w.ask.index_bar.maximum() == 10 and 0 < w.ask.index_bar.value() < 10
+    assert re.fullmatch(r"Preparing search: [1-9] of 10 new events", w.index_status.text())
+    with qtbot.waitSignal(w.ask.indexer.finished, timeout=WAIT) as done:
+        sparse.open()
+    assert done.args[0].added == 10 and _sparse_done(engine.index) == 10
+    assert not w.ask.index_row.isVisible() and not w.index_status.isVisible()
+    assert w.statusBar().currentMessage().startswith("Search is ready: 10 new events prepared")
+
+
+def test_a_question_asked_while_indexing_waits_in_view_then_answers(qtbot, make_window, store, indexing_engine):
+    import_paths(store, [SPOTIFY])  # e.g. imported with 'hindsight import --no-index'
+    engine, sparse = indexing_engine()
+    w = make_window(lambda s, st: engine)
+    qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
+    assert w.ask.ask("How many Spotify events do I have?")
+    # the question's row says what it waits for; the index line is not shown twice
+    assert w.ask.progress_row.isVisible() and not w.ask.index_row.isVisible()
+    assert w.ask.progress_label.text() == "Waiting for search to be ready: 0 of 10 new events prepared"
+    assert not w.ask.ask_button.isEnabled() and not w.ask.ask("a second question meanwhile")
+    sparse.step()
+    qtbot.waitUntil(lambda: re.fullmatch(r"Waiting for search to be ready: [1-9] of 10 new events prepared",
+                                         w.ask.progress_label.text()) is not None, timeout=WAIT)
+    assert w.ask.busy.maximum() == 10 and 0 < w.ask.busy.value() < 10
+    assert not engine.started.is_set(), "the engine is asked once the index is ready"
+    with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
+        sparse.open()
+    [card] = w.ask.cards()
+    assert card.text.text() == "You have 10 Spotify events."
+    # the question's own refresh found the work done
+    assert [(r.added, r.encoded) for r in engine.refreshes] == [(0, 0)]
+    qtbot.waitUntil(w.ask.ask_button.isEnabled, timeout=WAIT)  # 'finished' follows 'answered'
+    assert not w.ask.progress_row.isVisible() and not w.ask.index_row.isVisible()
+
+
+def test_escape_cancels_a_question_waiting_for_the_index_but_not_the_indexing(qtbot, make_window, store,
+                                                                                indexing_engine):
+    import_paths(store, [SPOTIFY])
+    engine, sparse = indexing_engine()
+    w = make_window(lambda s, st: engine)
+    qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
+    assert w.ask.ask("How many Spotify events do I have?")
+    with qtbot.waitSignal(w.ask.ask_cancelled, timeout=WAIT):
+        qtbot.keyClick(w, Qt.Key.Key_Escape)
+    assert not w.ask.progress_row.isVisible() and w.ask.ask_button.isEnabled()
+    assert w.ask.index_row.isVisible() and w.ask.indexer.running  # the next question needs it too
+    with qtbot.waitSignal(w.ask.indexer.finished, timeout=WAIT):
+        sparse.open()
+    assert _sparse_done(engine.index) == 10
+    assert not w.ask.cards() and not engine.started.is_set()
+
+
+def test_stop_keeps_the_work_and_the_next_question_finishes_it(qtbot, make_window, store, indexing_engine):
+    import_paths(store, [SPOTIFY])
+    engine, sparse = indexing_engine()
+    w = make_window(lambda s, st: engine)
+    _one_batch_done(qtbot, w, sparse)
+    qtbot.mouseClick(w.ask.index_stop, Qt.MouseButton.LeftButton)
+    assert w.ask.index_label.text() == "Stopping after the current batch…" and not w.ask.index_stop.isEnabled()
+    sparse.step()  # the batch in progress, if any, ends; then the refresh sees the cancel
+    qtbot.waitUntil(lambda: not w.ask.indexer.running, timeout=WAIT)
+    assert 0 < _sparse_done(engine.index) < 10
+    assert not w.ask.index_row.isVisible() and not w.index_status.isVisible()
+    assert w.statusBar().currentMessage().startswith("Search preparation stopped")
+    # the next question prepares the rest first, in view
+    assert w.ask.ask("How many Spotify events do I have?")
+    qtbot.waitUntil(lambda: w.ask.progress_label.text().startswith("Waiting for search to be ready"), timeout=WAIT)
+    with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
+        sparse.open()
+    assert _sparse_done(engine.index) == 10 and [(r.added, r.encoded) for r in engine.refreshes] == [(0, 0)]
+
+
+def test_closing_the_window_stops_indexing_and_keeps_its_work(qtbot, make_window, store, indexing_engine):
+    import time
+
+    from engine.retrieval.index import RetrievalIndex
+
+    import_paths(store, [SPOTIFY])
+    engine, sparse = indexing_engine()
+    w = make_window(lambda s, st: engine)
+    _one_batch_done(qtbot, w, sparse)
+    threading.Timer(0.3, sparse.open).start()  # the batch in progress takes 0.3 s more
+    t0 = time.monotonic()
+    w.close()
+    assert time.monotonic() - t0 < 5 and not w.isVisible()
+    assert engine.closed and sparse.batches in (1, 2)
+    # the batch that ran is kept: the next start encodes only the rest
+    again = RetrievalIndex(store, sparse=sparse)
+    try:
+        rest = again.refresh()
+        assert rest.added == 0 and 0 < rest.encoded < 10
+    finally:
+        again.close()

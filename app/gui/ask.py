@@ -3,7 +3,12 @@ while it works (its ``AskProgress`` messages), then an answer card: the answer i
 sentence, "N source events" (the evidence table), the plan tree with each
 operator's rows and time. Earlier answers stay and are passed as ``history`` so a
 follow-up ("and in 2023?") can build on them. When no engine can be made, the pane
-shows the first-run screen instead; it never invents an answer."""
+shows the first-run screen instead; it never invents an answer.
+
+The engine's search index is refreshed in the background once the engine is built
+and after every import (``SearchIndexRefresher``); a line above the question box
+shows its progress. A question asked meanwhile waits for it in view, with the
+indexing progress, instead of hanging inside RETRIEVE."""
 from __future__ import annotations
 
 import logging
@@ -18,6 +23,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFr
 from app.gui import engine_factory as ef
 from app.gui.event_detail import open_event_detail
 from app.gui.first_run import FirstRunWidget
+from app.gui.index_refresh import IndexProgress, SearchIndexRefresher
 from app.gui.models import EvidenceModel
 from app.gui.workers import Job, JobRunner
 
@@ -181,7 +187,11 @@ class AskPane(QWidget):
         self._ask_job: Job | None = None
         self._engine_job: Job | None = None
         self._progress_log: list[str] = []
-        self._pending_question: str | None = None
+        self._pending_question: str | None = None  # asked while the engine loads
+        self._waiting_question: str | None = None  # asked while the search index is refreshed
+        self.indexer = SearchIndexRefresher(runner, self)
+        self.indexer.progressed.connect(self._on_index_progress)
+        self.indexer.finished.connect(self._on_index_finished)
 
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
@@ -224,6 +234,24 @@ class AskPane(QWidget):
         prow.addWidget(self.cancel_button)
         self.progress_row.hide()
         chat_layout.addWidget(self.progress_row)
+
+        # the background index refresh, while no question waits for it (then the row above says it)
+        self.index_row = QWidget()
+        irow = QHBoxLayout(self.index_row)
+        irow.setContentsMargins(0, 0, 0, 0)
+        self.index_bar = QProgressBar()
+        self.index_bar.setFixedWidth(120)
+        self.index_label = QLabel()
+        self.index_label.setObjectName("progressText")
+        self.index_stop = QPushButton("Stop")
+        self.index_stop.setToolTip("Stop preparing search for now; what is done is kept, and the rest is "
+                                   "prepared before your next question")
+        self.index_stop.clicked.connect(self.stop_indexing)
+        irow.addWidget(self.index_bar)
+        irow.addWidget(self.index_label, 1)
+        irow.addWidget(self.index_stop)
+        self.index_row.hide()
+        chat_layout.addWidget(self.index_row)
 
         input_row = QHBoxLayout()
         self.question = QLineEdit()
@@ -291,9 +319,11 @@ class AskPane(QWidget):
             return
         old, self.engine, self.problem = self.engine, result, None
         if old is not None and old is not result:
-            self._close_engine(old)
+            self.indexer.close_when_stopped(old, self._close_engine)
         self.stack.setCurrentIndex(self.PAGE_CHAT)
         self.engine_ready.emit()
+        # events imported with 'hindsight import --no-index', or a refresh cut short last time
+        self.refresh_index()
         if self._pending_question:
             question, self._pending_question = self._pending_question, None
             self.ask(question)
@@ -306,14 +336,72 @@ class AskPane(QWidget):
             log.exception("closing the question engine failed")
 
     def close_engine(self) -> None:
+        """Stop the index refresh (it keeps what it finished) and close the engine."""
         if self.engine is not None:
-            self._close_engine(self.engine)
-            self.engine = None
+            engine, self.engine = self.engine, None
+            self.indexer.close_when_stopped(engine, self._close_engine)
+
+    # ---- the search index ------------------------------------------------------------
+    def refresh_index(self) -> None:
+        """Index new events in the background (after an import, or once the engine is
+        built); without an engine this waits for the one being built."""
+        if self.engine is not None:
+            self.indexer.refresh(self.engine)
+            self._show_index_state()
+
+    def stop_indexing(self) -> bool:
+        if not self.indexer.cancel():
+            return False
+        self._show_index_state()
+        return True
+
+    def _on_index_progress(self, _p: IndexProgress) -> None:
+        self._show_index_state()
+
+    def _on_index_finished(self, _stats) -> None:
+        if self._waiting_question is not None and not self.indexer.running:
+            if self.engine is None:  # closed meanwhile: nothing can answer it
+                self.cancel()
+            else:
+                question, self._waiting_question = self._waiting_question, None
+                self._start_ask(question)
+        self._show_index_state()
+
+    def _show_index_state(self) -> None:
+        """The refresh's progress: in the question's row while a question waits for
+        it, else in its own row (which a refresh with nothing to do never shows)."""
+        p = self.indexer.progress
+        waiting = self._waiting_question is not None
+        self.index_row.setVisible(p is not None and not waiting)
+        bar = self.busy if waiting else self.index_bar
+        if p is not None and p.stage == "sparse" and p.total:
+            bar.setRange(0, p.total)
+            bar.setValue(p.done)
+        else:
+            bar.setRange(0, 0)
+        tail = f" — {p.left}" if p is not None and p.left else ""
+        if waiting:
+            if p is None:
+                text = "Waiting for search to be ready…"
+            elif p.stage == "documents":
+                text = f"Waiting for search to be ready: reading {p.total:,} new events…"
+            else:
+                text = f"Waiting for search to be ready: {p.done:,} of {p.total:,} new events prepared{tail}"
+            self.progress_label.setText(text)
+        elif p is not None:
+            if self.indexer.stopping:
+                text = "Stopping after the current batch…"
+            elif p.stage == "documents":
+                text = f"Preparing search for {p.total:,} new events…"
+            else:
+                text = f"Preparing search for new events: {p.done:,} of {p.total:,}{tail}"
+            self.index_label.setText(text)
+            self.index_stop.setEnabled(not self.indexer.stopping)
 
     # ---- asking --------------------------------------------------------------------
     @property
     def busy_asking(self) -> bool:
-        return self._ask_job is not None
+        return self._ask_job is not None or self._waiting_question is not None
 
     def focus_question(self) -> None:
         if self.stack.currentIndex() == self.PAGE_CHAT:
@@ -327,8 +415,9 @@ class AskPane(QWidget):
 
     def ask(self, question: str) -> bool:
         """Start answering ``question``; False when the engine is busy or missing. If
-        the engine is still loading, the question is asked once it is ready."""
-        if self._ask_job is not None:
+        the engine is still loading, the question is asked once it is ready; if the
+        search index is being refreshed, once that is done."""
+        if self.busy_asking:
             return False
         if self.engine is None:
             if self._engine_job is not None:
@@ -338,9 +427,22 @@ class AskPane(QWidget):
         self.welcome.hide()
         self._add_widget(self._bubble(question))
         self._progress_log = []
-        self.progress_label.setText("Understanding the question…")
         self.progress_row.show()
         self.ask_button.setEnabled(False)
+        if self.indexer.running or self.indexer.stale:
+            # RETRIEVE would refresh the index itself, out of sight: wait for it here, in view
+            if self.indexer.stopping or not self.indexer.running:
+                self.indexer.refresh(self.engine)
+            if self.indexer.running:
+                self._waiting_question = question
+                self._show_index_state()
+                return True
+        self._start_ask(question)
+        return True
+
+    def _start_ask(self, question: str) -> None:
+        self.busy.setRange(0, 0)
+        self.progress_label.setText("Understanding the question…")
         engine, history = self.engine, tuple(self.answers)
 
         def run(report, cancel):
@@ -349,9 +451,15 @@ class AskPane(QWidget):
         self._ask_job = self.runner.start("ask", run, on_progress=self._on_progress, on_success=self._on_answer,
                                           on_failure=self._on_failure, on_cancel=self._on_cancel,
                                           on_finish=self._on_finish)
-        return True
 
     def cancel(self) -> bool:
+        """Cancel the question being answered, or the one waiting for the index (the
+        index refresh goes on: the next question needs it too)."""
+        if self._waiting_question is not None:
+            self._waiting_question = None
+            self._on_cancel()
+            self._on_finish()
+            return True
         if self._ask_job is None:
             return False
         self._ask_job.cancel()
@@ -380,6 +488,7 @@ class AskPane(QWidget):
         self._ask_job = None
         self.progress_row.hide()
         self.ask_button.setEnabled(True)
+        self._show_index_state()
 
     def open_evidence(self, answer) -> EvidenceDialog:
         dialog = EvidenceDialog(self.store, self.runner, answer.question, answer.evidence, self)

@@ -66,6 +66,10 @@ class MainWindow(QMainWindow):
         self.tabs.setTabToolTip(2, "Browse your events by day, week or month (Ctrl+3)")
         self.setCentralWidget(self.tabs)
 
+        self.index_status = QLabel()
+        self.index_status.setObjectName("muted")
+        self.index_status.hide()
+        self.statusBar().addPermanentWidget(self.index_status)
         self.event_count = QLabel()
         self.statusBar().addPermanentWidget(self.event_count)
         self.statusBar().showMessage(f"Data folder: {self.data_dir}")
@@ -73,6 +77,8 @@ class MainWindow(QMainWindow):
         self.sources.data_changed.connect(self._data_changed)
         self.sources.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
         self.ask.first_run.planner_chosen.connect(self._planner_chosen)
+        self.ask.indexer.progressed.connect(self._show_index_progress)
+        self.ask.indexer.finished.connect(self._index_finished)
         self._build_menus()
 
     # ---- menus and shortcuts -----------------------------------------------------------
@@ -185,6 +191,27 @@ class MainWindow(QMainWindow):
     def _data_changed(self) -> None:
         self.timeline.refresh()
         self._count_events()
+        self.ask.refresh_index()
+
+    def _show_index_progress(self, p) -> None:
+        self.index_status.setText(f"Preparing search: {p.done:,} of {p.total:,} new events" if p.stage == "sparse"
+                                  else f"Preparing search: reading {p.total:,} new events")
+        self.index_status.show()
+
+    def _index_finished(self, stats) -> None:
+        if self.ask.indexer.running:
+            return  # a follow-up refresh goes on; its progress replaces this
+        self.index_status.hide()
+        if stats is None:
+            if self.ask.indexer.last_error:
+                self.statusBar().showMessage(f"Search could not be prepared for the new events: "
+                                             f"{self.ask.indexer.last_error}", 15_000)
+            elif self.ask.indexer.stale:
+                self.statusBar().showMessage("Search preparation stopped; what was done is kept, and the rest "
+                                             "is prepared before your next question.", 15_000)
+        elif stats.added or stats.encoded:
+            self.statusBar().showMessage(f"Search is ready: {stats.added or stats.encoded:,} new events prepared "
+                                         f"in {stats.seconds:,.0f} s.", 10_000)
 
     def _count_events(self) -> None:
         store = self.store

@@ -557,7 +557,10 @@ def test_stop_keeps_the_work_and_the_next_question_finishes_it(qtbot, make_windo
     assert w.statusBar().currentMessage().startswith("Search preparation stopped")
     # the next question prepares the rest first, in view
     assert w.ask.ask("How many Spotify events do I have?")
-    qtbot.waitUntil(lambda: w.ask.progress_label.text().startswith("Waiting for search to be ready"), timeout=WAIT)
+    qtbot.waitUntil(lambda: re.match(r"Waiting for search to be ready: \d+ of \d+ new events prepared",
+                                     w.ask.progress_label.text()) is not None, timeout=WAIT)
+    # it goes on, so the status bar no longer says it stopped
+    assert w.index_status.isVisible() and w.statusBar().currentMessage() == ""
     with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
         sparse.open()
     assert _sparse_done(engine.index) == 10 and [(r.added, r.encoded) for r in engine.refreshes] == [(0, 0)]

@@ -67,6 +67,7 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(self.tabs)
 
         self.index_status = QLabel()
+        self._index_note = ""  # the last "stopped"/"failed" message about the index
         self.index_status.setObjectName("muted")
         self.index_status.hide()
         self.statusBar().addPermanentWidget(self.index_status)
@@ -194,6 +195,8 @@ class MainWindow(QMainWindow):
         self.ask.refresh_index()
 
     def _show_index_progress(self, p) -> None:
+        if self._index_note and self.statusBar().currentMessage() == self._index_note:
+            self.statusBar().clearMessage()  # "stopped" is no longer true: it goes on
         self.index_status.setText(f"Preparing search: {p.done:,} of {p.total:,} new events" if p.stage == "sparse"
                                   else f"Preparing search: reading {p.total:,} new events")
         self.index_status.show()
@@ -204,11 +207,12 @@ class MainWindow(QMainWindow):
         self.index_status.hide()
         if stats is None:
             if self.ask.indexer.last_error:
-                self.statusBar().showMessage(f"Search could not be prepared for the new events: "
-                                             f"{self.ask.indexer.last_error}", 15_000)
+                self._index_note = f"Search could not be prepared for the new events: {self.ask.indexer.last_error}"
             elif self.ask.indexer.stale:
-                self.statusBar().showMessage("Search preparation stopped; what was done is kept, and the rest "
-                                             "is prepared before your next question.", 15_000)
+                self._index_note = "Search preparation stopped; the rest is prepared before your next question."
+            else:
+                return
+            self.statusBar().showMessage(self._index_note, 15_000)
         elif stats.added or stats.encoded:
             self.statusBar().showMessage(f"Search is ready: {stats.added or stats.encoded:,} new events prepared "
                                          f"in {stats.seconds:,.0f} s.", 10_000)

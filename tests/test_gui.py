@@ -587,3 +587,21 @@ def test_closing_the_window_stops_indexing_and_keeps_its_work(qtbot, make_window
         assert rest.added == 0 and 0 < rest.encoded < 10
     finally:
         again.close()
+
+
+def test_time_left_comes_from_the_pace_of_the_slow_stage(monkeypatch):
+    from app.gui import index_refresh as ir
+
+    clock = [100.0]
+    monkeypatch.setattr(ir.time, "monotonic", lambda: clock[0])
+    estimate = ir._Estimate()
+    assert estimate.seconds_left("documents", 3755, 3755) is None
+    assert estimate.seconds_left("sparse", 700, 3755) is None  # copied weights arrive at once: not a pace
+    clock[0] += 1.0
+    assert estimate.seconds_left("sparse", 770, 3755) is None  # too early to tell
+    clock[0] += 9.0
+    left = estimate.seconds_left("sparse", 1400, 3755)  # 700 in 10 s
+    assert left == pytest.approx(33.6, abs=0.1)
+    assert ir.IndexProgress("sparse", 1400, 3755, left).left == "under a minute left"
+    assert ir.IndexProgress("sparse", 100, 45_000, 590.0).left == "about 10 min left"
+    assert ir.IndexProgress("sparse", 100, 45_000).left == ""

@@ -15,7 +15,8 @@ import logging
 from collections.abc import Callable
 from datetime import date
 
-from PySide6.QtCore import Qt, QTimer, Signal
+from PySide6.QtCore import QSize, Qt, QTimer, Signal
+from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QHeaderView,
                                QLabel, QLineEdit, QProgressBar, QPushButton, QScrollArea, QStackedWidget,
                                QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
@@ -38,6 +39,27 @@ def _fmt_ms(ms: float | None) -> str:
     if ms is None:
         return ""
     return f"{ms:,.0f} ms" if ms < 1000 else f"{ms / 1000:,.1f} s"
+
+
+class ElidingLabel(QLabel):
+    """One line that ends in "…" when the pane is narrow, the whole text in its
+    tooltip. A plain label asks for its full width, so a long progress message
+    ("Waiting for search to be ready: 1,200 of 3,755 new events prepared — about
+    2 min left", a plan) would widen the window."""
+
+    def setText(self, text: str) -> None:
+        super().setText(text)
+        self.setToolTip(text)
+
+    def minimumSizeHint(self) -> QSize:
+        return QSize(self.fontMetrics().horizontalAdvance("…") * 4, super().minimumSizeHint().height())
+
+    def paintEvent(self, _event) -> None:
+        rect = self.contentsRect()
+        text = self.fontMetrics().elidedText(self.text(), Qt.TextElideMode.ElideRight, rect.width())
+        painter = QPainter(self)
+        self.style().drawItemText(painter, rect, int(Qt.AlignmentFlag.AlignLeft | Qt.AlignmentFlag.AlignVCenter),
+                                  self.palette(), self.isEnabled(), text, QPalette.ColorRole.WindowText)
 
 
 class EvidenceDialog(QDialog):
@@ -224,7 +246,7 @@ class AskPane(QWidget):
         self.busy = QProgressBar()
         self.busy.setRange(0, 0)
         self.busy.setFixedWidth(120)
-        self.progress_label = QLabel()
+        self.progress_label = ElidingLabel()
         self.progress_label.setObjectName("progressText")
         self.cancel_button = QPushButton("Cancel")
         self.cancel_button.setToolTip("Stop answering (Esc)")
@@ -241,7 +263,7 @@ class AskPane(QWidget):
         irow.setContentsMargins(0, 0, 0, 0)
         self.index_bar = QProgressBar()
         self.index_bar.setFixedWidth(120)
-        self.index_label = QLabel()
+        self.index_label = ElidingLabel()
         self.index_label.setObjectName("progressText")
         self.index_stop = QPushButton("Stop")
         self.index_stop.setToolTip("Stop preparing search for now; what is done is kept, and the rest is "

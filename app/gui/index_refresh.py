@@ -42,7 +42,7 @@ class IndexProgress:
 
 def time_left(seconds: float) -> str:
     if seconds < 60:
-        return "less than a minute left"
+        return "under a minute left"
     minutes = round(seconds / 60)
     return f"about {minutes} min left"
 

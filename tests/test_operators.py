@@ -442,6 +442,31 @@ def test_what_the_reranker_keeps_must_be_near_the_query_for_the_embedder(store):
     assert any("dropped: further from the query" in n for st in gated.nodes for n in st.notes)
 
 
+def test_a_relevant_value_pattern_far_from_the_query_is_judged_event_by_event(store):
+    t = datetime(2024, 2, 2, 9, 0, tzinfo=BERLIN)
+    add(store, retrieval_life() + [ev("spotify", "music_stream", t + timedelta(hours=i), 4, f"Blur – Tune {i}",
+                                      f"Listened to Tune {i} by Blur", artist="Blur") for i in range(3)])
+    # the classifier calls the band's plays relevant for "run": the embedder sees no
+    # shared word, so the plays go to the reranker instead of being taken whole
+    patterns = FakePatterns({"artist: Muse": "relevant", "music_stream": "partial", "strava": "relevant"},
+                            default="irrelevant")
+    settings = RetrieveSettings(verify_irrelevant=0)
+    believed = execute('RETRIEVE(query="run")', store, Models(patterns=patterns, reranker=FakeReranker("run")),
+                       today=TODAY, retrieve_settings=settings)
+    assert sorted(r.get("title") for r in believed.rows) == ["Muse – Song 0", "Muse – Song 1", "Muse – Song 2",
+                                                              "Muse – Song 3", "Muse – Song 4", "Run"]
+    doubted = execute('RETRIEVE(query="run")', store,
+                      Models(patterns=patterns, reranker=FakeReranker("run"), embedder=FakeEmbedder()),
+                      today=TODAY, retrieve_settings=settings)
+    assert [r.get("title") for r in doubted.rows] == ["Run"]  # a whole kind is never doubted
+    assert any("artist: Muse" in n and "far from the query" in n for st in doubted.nodes for n in st.notes)
+    # a relevant value pattern near the query is still taken whole
+    near = execute('RETRIEVE(query="muse music")', store,
+                   Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=FakeEmbedder()),
+                   today=TODAY, retrieve_settings=settings)
+    assert sum(1 for r in near.rows if r.get("title", "").startswith("Muse – Song")) == 5
+
+
 def test_sparse_candidates_find_what_full_text_misses(store):
     add(store, retrieval_life())
     patterns = FakePatterns({}, default="partial")  # no pattern decides: the candidates are all there is

@@ -9,7 +9,8 @@
 3. inside each partial group, categorical value patterns (``sport: running`` among
    workouts) mined from the group's candidates and a sample of the group are
    labelled the same way: relevant ones bring all their events from the store,
-   irrelevant ones drop their candidates (relevant wins, for recall);
+   irrelevant ones drop their candidates (relevant wins, for recall); a relevant
+   value pattern far from the query in the Embedder's space is only partial;
 4. the Reranker classifies the candidates no pattern decided; with an Embedder, the
    passage that made a candidate pass must also be near the query in its space (the pretrained
    embedder generalises where the reranker, trained here on synthetic lives, does
@@ -222,6 +223,29 @@ def _classify(ctx: OperatorContext, query: str, patterns: list[Pattern]) -> list
     return list(labels)
 
 
+DOUBTED = "relevant, but far from the query: partial"
+
+
+def _doubt_far_patterns(ctx: OperatorContext, query: str, patterns: list[Pattern], labels: list[str]) -> list[str]:
+    """A value pattern the classifier calls relevant, though the embedder finds it far
+    from the query, is not taken whole: its candidates go to the reranker like a
+    partial pattern's. (The classifier, trained on synthetic lives, called podcast
+    shows such as "show: Jane Talks" relevant for "running", at cosine 0.12, and
+    three podcast plays were counted as runs.) Only value patterns are doubted: a
+    whole kind ("kind: calendar_event") says too little for the embedder to judge."""
+    if ctx.models.embedder is None:
+        return labels
+    doubt = [i for i, label in enumerate(labels) if label == "relevant"]
+    if not doubt:
+        return labels
+    near = similarities(ctx.models.embedder, query, [describe_pattern(patterns[i]) for i in doubt])
+    out = list(labels)
+    for i, sim in zip(doubt, near):
+        if sim < ctx.retrieve.min_similarity:
+            out[i] = DOUBTED
+    return out
+
+
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     """Group patterns first (a whole kind of event is in or out), value patterns
     inside the partial groups, the reranker for the search candidates no pattern
@@ -307,7 +331,8 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         sample = members + fetch_events(ctx, [i for i in _sample(ctx, source, kind, settings.group_sample)
                                               if i not in seen])
         value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
-        labels = _classify(ctx, query, [p for p, _ in value_pats])
+        labels = _doubt_far_patterns(ctx, query, [p for p, _ in value_pats],
+                                     _classify(ctx, query, [p for p, _ in value_pats]))
         relevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "relevant"]
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in revived else [

@@ -454,3 +454,16 @@ def test_cli_bench_models_times_every_role(cli, tmp_path, monkeypatch):
     assert all(figures[r]["per_s"] > 0 and figures[r]["load_s"] >= 0 for r in roles)
     md = (tmp_path / "models-latest.json").parent.glob("models-*.md")
     assert any("| extractor |" in p.read_text() for p in md)
+
+
+def test_scale_table_marks_the_one_thread_read_as_having_no_workers():
+    from app.bench.scale import table
+
+    row = {"size": 1_000_000, "file_mb": 679.0, "seconds": 16.0, "events_per_s": 62_500.0, "peak_rss_mb": 400.0}
+    text = table({"import": {"1000000": {**row, "parallel": True, "worker_peak_rss_mb": 300.0},
+                             "one_thread_baseline": {**row, "parallel": False, "worker_peak_rss_mb": 0.0},
+                             "speedup_over_one_thread": 1.8}})
+    lines = text.splitlines()
+    assert lines[2].endswith("| 400 | 300 |") and "as the app does" in lines[2]
+    assert lines[3].endswith("| 400 | – |") and "one thread" in lines[3]
+    assert "1.8x as fast as on one thread" in text

@@ -102,7 +102,8 @@ def run(sizes: list[int], workdir: Path | None = None, echo=print, serial_baseli
                 how = "" if parallel else " reading on one thread (the baseline)"
                 echo(f"  imported {r['events']:,} events{how} in {r['seconds']:.1f} s = "
                      f"{r['events_per_s']:,.0f} events/s, peak RSS {r['peak_rss_mb']:.0f} MB, "
-                     f"largest worker {r['worker_peak_rss_mb']:.0f} MB")
+                     + (f"largest worker {r['worker_peak_rss_mb']:.0f} MB" if r['worker_peak_rss_mb']
+                        else "no worker processes"))
                 results.append(r)
             path.unlink()
     main = [r for r in results if r["parallel"]]
@@ -123,6 +124,11 @@ def _rounded(r: dict) -> dict:
     return {k: round(v, 2) if isinstance(v, float) else v for k, v in r.items()}
 
 
+def _worker_mb(r: dict) -> str:
+    mb = r.get("worker_peak_rss_mb") or 0
+    return f"{mb:.0f}" if mb else "–"  # read on one thread: no workers
+
+
 def table(figures: dict) -> str:
     rows = ["| events | reading | file MB | seconds | events/s | peak RSS MB | largest worker MB |",
             "|---:|---|---:|---:|---:|---:|---:|"]
@@ -130,7 +136,7 @@ def table(figures: dict) -> str:
         if isinstance(r, dict):
             how = "one thread" if not r.get("parallel", True) else "as the app does"
             rows.append(f"| {r['size']:,} | {how} | {r['file_mb']:.0f} | {r['seconds']:.1f} | "
-                        f"{r['events_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | {r.get('worker_peak_rss_mb', 0):.0f} |")
+                        f"{r['events_per_s']:,.0f} | {r['peak_rss_mb']:.0f} | {_worker_mb(r)} |")
     if "rss_ratio_largest_to_smallest" in figures["import"]:
         rows.append(f"\nPeak RSS grows {figures['import']['rss_ratio_largest_to_smallest']}x while the file grows "
                     f"{figures['import']['size_ratio_largest_to_smallest']}x.")

@@ -83,9 +83,11 @@ class SteppedSparse:
     def __init__(self):
         self._steps = threading.Semaphore(0)
         self._open = threading.Event()
-        self.batches = 0
+        self.entered = 0  # encode calls begun
+        self.batches = 0  # encode calls finished
 
     def encode(self, texts):
+        self.entered += 1
         while not (self._open.is_set() or self._steps.acquire(timeout=0.02)):
             pass
         self.batches += 1
@@ -467,11 +469,11 @@ def _sparse_done(index) -> int:
 
 
 def _one_batch_done(qtbot, w, sparse) -> None:
-    """Let the refresh encode its first batch and report it."""
+    """Let the refresh encode its first batch and report it; it then waits in the second."""
     qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
     sparse.step()
     qtbot.waitUntil(lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
-                                         w.ask.index_label.text()) is not None, timeout=WAIT)
+                                         w.ask.index_label.text()) is not None and sparse.entered == 2, timeout=WAIT)
 
 
 def test_after_an_import_the_search_index_is_prepared_with_progress(qtbot, make_window, store, spotify_zip,
@@ -550,7 +552,7 @@ def test_stop_keeps_the_work_and_the_next_question_finishes_it(qtbot, make_windo
     _one_batch_done(qtbot, w, sparse)
     qtbot.mouseClick(w.ask.index_stop, Qt.MouseButton.LeftButton)
     assert w.ask.index_label.text() == "Stopping after the current batch…" and not w.ask.index_stop.isEnabled()
-    sparse.step()  # the batch in progress, if any, ends; then the refresh sees the cancel
+    sparse.step()  # the batch in progress ends; then the refresh sees the cancel
     qtbot.waitUntil(lambda: not w.ask.indexer.running, timeout=WAIT)
     assert 0 < _sparse_done(engine.index) < 10
     assert not w.ask.index_row.isVisible() and not w.index_status.isVisible()
@@ -579,7 +581,7 @@ def test_closing_the_window_stops_indexing_and_keeps_its_work(qtbot, make_window
     t0 = time.monotonic()
     w.close()
     assert time.monotonic() - t0 < 5 and not w.isVisible()
-    assert engine.closed and sparse.batches in (1, 2)
+    assert engine.closed and sparse.batches == 2
     # the batch that ran is kept: the next start encodes only the rest
     again = RetrievalIndex(store, sparse=sparse)
     try:
@@ -605,3 +607,24 @@ def test_time_left_comes_from_the_pace_of_the_slow_stage(monkeypatch):
     assert ir.IndexProgress("sparse", 1400, 3755, left).left == "under a minute left"
     assert ir.IndexProgress("sparse", 100, 45_000, 590.0).left == "about 10 min left"
     assert ir.IndexProgress("sparse", 100, 45_000).left == ""
+
+
+def test_a_new_engine_closes_the_old_one_only_after_its_refresh_stopped(qtbot, make_window, store,
+                                                                       indexing_engine):
+    import_paths(store, [SPOTIFY])
+    first, first_sparse = indexing_engine()
+    second, second_sparse = indexing_engine()
+    engines = [first, second]
+    w = make_window(lambda s, st: engines.pop(0))
+    _one_batch_done(qtbot, w, first_sparse)
+    second_sparse.open()
+    with qtbot.waitSignal(w.ask.engine_ready, timeout=WAIT):
+        w.ask.load_engine()  # e.g. another planner chosen in Settings
+    assert w.ask.engine is second
+    assert not first.closed, "its index is still being written: closing it now would fail the refresh"
+    with qtbot.waitSignal(w.ask.indexer.finished, timeout=WAIT):
+        first_sparse.step()  # the batch in progress ends; the refresh sees the cancel
+    assert first.closed
+    # then the new engine's index is brought up to date (the same file: the work done is kept)
+    qtbot.waitUntil(lambda: not w.ask.indexer.running, timeout=WAIT)
+    assert _sparse_done(second.index) == 10 and not w.ask.indexer.stale

@@ -628,3 +628,23 @@ def test_a_new_engine_closes_the_old_one_only_after_its_refresh_stopped(qtbot, m
     # then the new engine's index is brought up to date (the same file: the work done is kept)
     qtbot.waitUntil(lambda: not w.ask.indexer.running, timeout=WAIT)
     assert _sparse_done(second.index) == 10 and not w.ask.indexer.stale
+
+
+def test_a_failing_refresh_is_reported_and_does_not_hold_questions_back(qtbot, make_window, store):
+    class BrokenIndex:
+        def refresh(self, *, cancel=None, progress=None):
+            raise OSError("No space left on device: hindsight.retrieval.duckdb")
+
+        def close(self):
+            pass
+
+    engine = FakeEngine(store, index=BrokenIndex())
+    w = make_window(lambda s, st: engine)
+    qtbot.waitUntil(lambda: w.statusBar().currentMessage().startswith("Search could not be prepared"),
+                    timeout=WAIT)
+    assert "No space left on device" in w.statusBar().currentMessage()
+    assert w.ask.indexer.stale and not w.ask.indexer.running
+    # a question tries once more, then goes on: its own RETRIEVE meets the same error and says so
+    with qtbot.waitSignal(w.ask.ask_failed, timeout=WAIT) as failed:
+        assert w.ask.ask("How many Spotify events do I have?")
+    assert "No space left on device" in failed.args[0]

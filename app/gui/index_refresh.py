@@ -73,7 +73,6 @@ class SearchIndexRefresher(QObject):
 
     progressed = Signal(object)  # IndexProgress
     finished = Signal(object)  # engine.retrieval.index.RefreshStats, or None: cancelled or failed
-    failed = Signal(str)
 
     def __init__(self, runner: JobRunner, parent: QObject | None = None):
         super().__init__(parent)
@@ -174,9 +173,7 @@ class SearchIndexRefresher(QObject):
             self._stale = False
 
     def _on_failure(self, message: str) -> None:
-        log.warning("refreshing the search index failed: %s", message)
-        self.last_error = message
-        self.failed.emit(message)
+        self.last_error = message  # the job runner has logged it with its traceback
 
     def _on_finish(self) -> None:
         self._job = self._job_engine = None

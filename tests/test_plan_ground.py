@@ -68,6 +68,15 @@ CHAT = 'RETRIEVE(query="chatgpt conversation")'
      'filter=lambda e: e["role"] == "user"), attr_name="role")',
      f'APPLY(l=FILTER(l=EXTRACT(l={CHAT}, attr_names=["role", "x"], attr_types=[str, float]), '
      'filter=lambda e: e["role"] == "user"), fct=len)'),
+    # adding up a number that is no count of the things asked about
+    ("How many songs did I listen to in 2023?",
+     'SUM(l=EXTRACT(l=FILTER(l=RETRIEVE(query="songs I listened to"), filter=lambda e: year(e.start) == 2023), '
+     'attr_names=["total"], attr_types=[float]), attr_name="total")',
+     'APPLY(l=FILTER(l=RETRIEVE(query="songs I listened to"), filter=lambda e: year(e.start) == 2023), fct=len)'),
+    ("How often did I go running?", f'SUM(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_name="km")',
+     f'APPLY(l={RUNS}, fct=len)'),
+    ("how many times did I run", f'SUM(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_name="km")',
+     f'APPLY(l={RUNS}, fct=len)'),
 ])
 def test_adding_up_text_for_a_how_many_question_becomes_a_count(question, plan, expected):
     assert print_plan(count_instead_of_adding_text(parse_plan(plan), question)) == expected
@@ -76,6 +85,16 @@ def test_adding_up_text_for_a_how_many_question_becomes_a_count(question, plan, 
 @pytest.mark.parametrize("question, plan", [
     # numbers are added up as asked
     ("how many kilometres did I run", f'SUM(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_name="km")'),
+    # units of measure and the attribute itself are added up
+    ("How many hours of Netflix did I watch?",
+     'SUM(l=EXTRACT(l=RETRIEVE(query="netflix"), attr_names=["duration_h"], attr_types=[float]), attr_name="duration_h")'),
+    ("how many calories did I burn", f'SUM(l=EXTRACT(l={RUNS}, attr_names=["kcal"], attr_types=[int]), attr_name="kcal")'),
+    ("How many steps did I walk in May?",
+     'SUM(l=EXTRACT(l=RETRIEVE(query="daily steps"), attr_names=["steps"], attr_types=[int]), attr_name="steps")'),
+    ("how many euros did I spend on amazon",
+     'SUM(l=EXTRACT(l=RETRIEVE(query="amazon order"), attr_names=["total"], attr_types=[float]), attr_name="total")'),
+    ("How many pushups did I do?",
+     'SUM(l=EXTRACT(l=RETRIEVE(query="workout"), attr_names=["pushups"], attr_types=[int]), attr_name="pushups")'),
     # not a counting question: left for validation to refuse
     ("what did I write to chatgpt", f'SUM(l=EXTRACT(l={CHAT}, attr_names=["m"], attr_types=[str]), attr_name="m")'),
 ])

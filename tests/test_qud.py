@@ -173,6 +173,18 @@ def test_a_time_filter_the_question_does_not_ask_for_is_dropped_also_from_cached
     assert again.cached and again.plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'
 
 
+def test_a_how_many_question_planned_as_a_sum_counts_also_from_cached_plans(tmp_path):
+    summed = ('SUM(l=EXTRACT(l=RETRIEVE(query="songs I listened to"), attr_names=["total"], attr_types=[float]), '
+              'attr_name="total")')
+    question = "How many songs did I listen to?"
+    planned = QudPlanner(ScriptedLLM({question: [summed]})).plan(question)
+    assert planned.plan_text == 'APPLY(l=RETRIEVE(query="songs I listened to"), fct=len)'
+    cache = PlanCache(tmp_path / "plans.json")
+    cache.put(question, summed)  # planned before the rule existed
+    again = QudPlanner(ScriptedLLM({}), cache=cache).plan(question)
+    assert again.cached and again.plan_text == 'APPLY(l=RETRIEVE(query="songs I listened to"), fct=len)'
+
+
 def test_a_count_planned_as_a_sum_of_text_is_repaired_into_a_count():
     """"how many messages" came back as SUM over the messages, reading a role nothing
     extracts: the plan counts the rows and extracts the role instead of failing."""

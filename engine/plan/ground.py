@@ -17,7 +17,8 @@ Everything else is kept as written. A FILTER left with no condition is removed.
 
 One more rule repairs a plan rather than trimming it: asked "how many messages did I
 write", the planner adds up the messages (``SUM(..., attr_name="message")`` over
-text). :func:`count_instead_of_adding_text` makes such a plan count its rows.
+text), and asked "how many songs", a "total" it has the extractor invent.
+:func:`count_instead_of_adding_text` makes such a plan count its rows.
 
 This module rewrites plan trees only; it must not execute anything.
 """
@@ -78,13 +79,44 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
 
 
 def count_instead_of_adding_text(plan: N.PlanNode, question: str) -> N.PlanNode:
-    """A top SUM over an attribute extracted as text, for a question that asks how
-    many or how often, becomes ``APPLY(l=..., fct=len)``; the attribute's EXTRACT
-    goes too when nothing else reads it. Otherwise ``plan`` itself."""
-    if not (isinstance(plan, N.Sum) and _COUNTING.search(question)
-            and plan.attr_name in text_attributes(plan.l)):
+    """A top SUM that a counting question does not ask for becomes
+    ``APPLY(l=..., fct=len)``; the summed attribute's EXTRACT goes too when nothing
+    else reads it. Otherwise ``plan`` itself. A SUM is not asked for when
+
+    * the question asks how many or how often and the attribute is extracted as text, or
+    * it asks "how often", "how many times", or "how many <things>" where the things
+      are no unit of measure and not the attribute itself: "How many songs did I
+      listen to in 2023?" came back as ``SUM(EXTRACT(..., ["total"], [float]), "total")``,
+      which asked the extractor for a "total" of 3,098 plays (60 s) and added up
+      8,395. "How many km did I run" and "how many steps" keep their SUM."""
+    if not (isinstance(plan, N.Sum) and _COUNTING.search(question)):
         return plan
-    return N.Apply(_without_extract(plan.l, plan.attr_name), "len")
+    if plan.attr_name in text_attributes(plan.l) or _counts_things(question, plan.attr_name):
+        return N.Apply(_without_extract(plan.l, plan.attr_name), "len")
+    return plan
+
+
+_TIMES = re.compile(r"\bhow (often|many times)\b", re.I)
+_THINGS = re.compile(r"\b(?:how many|number of)\s+(?:(?:my|the|different|distinct|separate)\s+)?([a-z]+)", re.I)
+# what "how many ..." adds up rather than counts
+_UNITS = frozenset("""
+    km kms kilometer kilometers kilometre kilometres mile miles meter meters metre metres
+    hour hours hr hrs minute minutes min mins second seconds sec secs day days week weeks
+    calorie calories kcal cal step steps floor floors
+    euro euros eur dollar dollars usd pound pounds gbp buck bucks franc francs yen cent cents
+    page pages word words liter liters litre litres kg kilo kilos gram grams lb lbs gb mb
+""".split())
+
+
+def _counts_things(question: str, attr_name: str) -> bool:
+    if _TIMES.search(question):
+        return True
+    m = _THINGS.search(question)
+    if m is None:
+        return False
+    thing = m.group(1).lower()
+    stem = thing[:-1] if thing.endswith("s") else thing
+    return thing not in _UNITS and stem not in attr_name.lower()
 
 
 def _without_extract(plan: N.PlanNode, name: str) -> N.PlanNode:

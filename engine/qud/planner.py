@@ -150,12 +150,13 @@ def render_example(ex: Example) -> str:
 
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
-    """``node`` without time filters the question does not ask for, if that plan is valid."""
-    grounded = drop_ungrounded_time_filters(node, question)
-    if grounded is not node and not validate_plan(grounded):
-        log.info("dropped time filters %r does not ask for: %s -> %s", question, print_plan(node),
-                 print_plan(grounded))
-        return grounded
+    """``node`` without time filters the question does not ask for, and counting
+    where it adds up what a counting question means to count, if that plan is valid."""
+    for rule in (drop_ungrounded_time_filters, count_instead_of_adding_text):
+        grounded = rule(node, question)
+        if grounded is not node and not validate_plan(grounded):
+            log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))
+            node = grounded
     return node
 
 

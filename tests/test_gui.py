@@ -66,7 +66,8 @@ class FakeEngine:
                 PlanStep("RETRIEVE", "all events", rows=len(rows), ms=3.0),)),))
         return Answer(question=question, ok=True, answer=len(rows),
                       answer_text=f"You have {len(rows)} Spotify events.", plan=plan,
-                      evidence=tuple(r["id"] for r in rows), timings={"total": 12.0}, llm_calls=2, today=today)
+                      evidence=tuple(r["id"] for r in rows), timings={"planning_ms": 9000.0, "execution_ms": 3000.0, "total_ms": 12000.0, "op_retrieve_ms": 3000.0},
+                      llm_calls=2, today=today)
 
     def close(self):
         if self.index is not None:
@@ -218,6 +219,7 @@ def test_ask_answer_card_evidence_table_and_event_detail(qtbot, make_window, sto
     [card] = w.ask.cards()
     assert card.text.text() == "You have 4 Spotify events."
     assert card.evidence_button.text() == "4 source events"
+    assert card.facts.text() == "12.0 s · 2 model calls"  # the total, not the total plus its parts
     assert "Planning step 1: FILTER" in card.toolTip() and "Retrieving: 4 candidates" in card.toolTip()
     assert not w.ask.progress_row.isVisible() and w.ask.question.text() == ""
 

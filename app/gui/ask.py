@@ -62,6 +62,17 @@ class ElidingLabel(QLabel):
                                   self.palette(), self.isEnabled(), text, QPalette.ColorRole.WindowText)
 
 
+def _total_ms(timings: dict[str, float] | None) -> float | None:
+    """The time the whole answer took. The engine reports ``total_ms`` beside its
+    parts (planning, execution and each operator within it): never add them all up."""
+    if not timings:
+        return None
+    if "total_ms" in timings:
+        return timings["total_ms"]
+    parts = [timings[k] for k in ("planning_ms", "execution_ms") if k in timings]
+    return sum(parts) if parts else None
+
+
 class EvidenceDialog(QDialog):
     """The events an answer was computed from, loaded page by page."""
 
@@ -134,9 +145,7 @@ class AnswerCard(QFrame):
         self.plan_button.clicked.connect(self.toggle_plan)
         row.addWidget(self.plan_button)
         row.addStretch(1)
-        total_ms = answer.timings.get("total") if answer.timings else None
-        if total_ms is None and answer.timings:
-            total_ms = sum(answer.timings.values())
+        total_ms = _total_ms(answer.timings)
         facts = [f for f in (_fmt_ms(total_ms), f"{answer.llm_calls} model call{'s' if answer.llm_calls != 1 else ''}"
                              if answer.llm_calls else "") if f]
         self.facts = QLabel(" · ".join(facts))

@@ -39,7 +39,7 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
     planner = QudPlanner(llm, cache=cache)
     planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
-    index = RetrievalIndex(store, sparse=otx.sparse)
+    index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
     engine = HindsightEngine(store, planner, otx, index=index)
     engine.models_registry = registry  # closed with the engine
     original_close = engine.close
@@ -68,7 +68,11 @@ def refresh_index(store, *, progress=None, cancel=None, models=None) -> str:
             note = ""
         except ModelMissing:
             sparse, note = None, " (full-text only: the sparse encoder is not built yet)"
-        index = RetrievalIndex(store, sparse=sparse)
+        try:
+            embedder = registry.embedder()
+        except ModelMissing:
+            embedder = None  # the engine embeds what it needs during questions instead
+        index = RetrievalIndex(store, sparse=sparse, embedder=embedder)
         try:
             stats = index.refresh(cancel=cancel, progress=progress)
         finally:
@@ -77,4 +81,4 @@ def refresh_index(store, *, progress=None, cancel=None, models=None) -> str:
         if models is None:
             registry.close()
     return (f"indexed {stats.added:,} new events for search, removed {stats.removed:,}, "
-            f"{stats.encoded:,} sparse-encoded in {stats.seconds:.1f} s{note}")
+            f"{stats.encoded:,} sparse-encoded, {stats.embedded:,} embedded in {stats.seconds:.1f} s{note}")

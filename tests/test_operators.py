@@ -435,11 +435,59 @@ def test_what_the_reranker_keeps_must_be_near_the_query_for_the_embedder(store):
     loose = execute('RETRIEVE(query="concert")', store, Models(patterns=patterns, reranker=everything),
                     today=TODAY, retrieve_settings=settings)
     assert len(loose.rows) == 2  # the concert and the licensing meeting
+    # an index without vectors: the passages that pass are embedded during the question
+    plain_index = RetrievalIndex(store)
     gated = execute('RETRIEVE(query="concert")', store,
                     Models(patterns=patterns, reranker=everything, embedder=FakeEmbedder()),
-                    today=TODAY, retrieve_settings=settings)
+                    today=TODAY, retrieve_settings=settings, index=plain_index)
     assert [r.get("title") for r in gated.rows] == ["Live music: Muse concert"]
     assert any("dropped: further from the query" in n for st in gated.nodes for n in st.notes)
+
+
+def test_vectors_kept_in_the_index_spare_the_reranker_and_change_no_answer(store):
+    add(store, retrieval_life())
+    patterns = FakePatterns({"calendar": "partial", "spotify": "partial"}, default="irrelevant")
+    settings = RetrieveSettings(verify_irrelevant=0)
+    answers, pairs = {}, {}
+    for vectors in (False, True):
+        embedder = FakeEmbedder()
+        index = RetrievalIndex(store, embedder=embedder if vectors else None)
+        stats = index.refresh()
+        assert stats.embedded == (len(retrieval_life()) if vectors else 0)
+        reranker = FakeReranker("")  # lets every candidate through: only the embedder decides
+        result = execute('RETRIEVE(query="concert")', store, Models(patterns=patterns, reranker=reranker,
+                                                                     embedder=embedder),
+                         today=TODAY, retrieve_settings=settings, index=index)
+        answers[vectors] = sorted(r.get("title") for r in result.rows)
+        pairs[vectors] = reranker.pairs
+        notes = [n for st in result.nodes for n in st.notes]
+        assert any("not reranked: no passage within cosine" in n for n in notes) == vectors
+        index.close()
+    assert answers[True] == answers[False] == ["Live music: Muse concert"]
+    assert pairs[True] < pairs[False]  # only the candidates with a passage near "concert" were scored
+
+
+def test_index_vectors_follow_the_store_and_the_embedder(store):
+    add(store, retrieval_life())
+    index = RetrievalIndex(store, embedder=FakeEmbedder())
+    assert index.refresh().embedded == len(retrieval_life())
+    assert index.refresh().embedded == 0  # nothing new
+    [run_id] = [e["id"] for e in store.events(source="strava")]
+    sims = index.passage_similarities(FakeEmbedder().embed(["run"])[0], [run_id, "no-such-id"])
+    assert list(sims) == [run_id] and sims[run_id][0] > 0.5
+    index.close()
+
+    class OtherEmbedder(FakeEmbedder):
+        name = "other"
+
+    again = RetrievalIndex(store, embedder=OtherEmbedder())
+    assert again.refresh().embedded == len(retrieval_life())  # another model: every passage again
+
+    # events removed from the store lose their vectors
+    store.write(lambda con: con.execute("DELETE FROM events WHERE source = 'strava'")).result()
+    assert again.refresh().removed == 1
+    assert again.passage_similarities(FakeEmbedder().embed(["run"])[0], [run_id]) == {}
+    again.close()
 
 
 def test_a_relevant_value_pattern_far_from_the_query_is_judged_event_by_event(store):

@@ -49,7 +49,7 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
         linked = {r[0]: rd.link(by_key, r[1], r[2], orjson.loads(r[3]) if r[3] else {}, r[4], r[5]) for r in rows}
         texts = {r[0]: r[6] for r in rows}
         echo(f"{persona}: {len(rows):,} events, {sum(1 for v in linked.values() if v):,} traced to facts")
-        index = RetrievalIndex(store, sparse=otx.sparse)
+        index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
         t0 = time.perf_counter()
         index.refresh()
         echo(f"index ready in {time.perf_counter() - t0:.0f} s")

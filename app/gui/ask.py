@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFr
 from app.gui import engine_factory as ef
 from app.gui.event_detail import open_event_detail
 from app.gui.first_run import FirstRunWidget
-from app.gui.index_refresh import IndexProgress, SearchIndexRefresher
+from app.gui.index_refresh import SLOW_STAGES, IndexProgress, SearchIndexRefresher
 from app.gui.models import EvidenceModel
 from app.gui.workers import Job, JobRunner
 
@@ -405,7 +405,7 @@ class AskPane(QWidget):
         waiting = self._waiting_question is not None
         self.index_row.setVisible(p is not None and not waiting)
         bar = self.busy if waiting else self.index_bar
-        if p is not None and p.stage == "sparse" and p.total:
+        if p is not None and p.stage in SLOW_STAGES and p.total:
             bar.setRange(0, p.total)
             bar.setValue(p.done)
         else:

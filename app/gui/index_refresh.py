@@ -22,12 +22,16 @@ log = logging.getLogger(__name__)
 
 # Before this much of the slow stage has been timed, a time estimate is a guess.
 ESTIMATE_AFTER_S = 3.0
+#: the refresh's slow stages, each counting done of total events: term weights,
+#: then (with an Embedder) passage vectors
+SLOW_STAGES = ("sparse", "vectors")
 
 
 @dataclass(frozen=True, slots=True)
 class IndexProgress:
     """Where a refresh stands: ``stage`` is "documents" (reading the new events,
-    quick) or "sparse" (term weights, the slow part); ``done`` of ``total`` events."""
+    quick), then "sparse" (term weights) and "vectors" (passage vectors), the slow
+    parts; ``done`` of ``total`` events."""
 
     stage: str
     done: int
@@ -53,13 +57,14 @@ class _Estimate:
 
     def __init__(self) -> None:
         self.start: tuple[float, int] | None = None
+        self.stage = ""
 
     def seconds_left(self, stage: str, done: int, total: int) -> float | None:
-        if stage != "sparse":
+        if stage not in SLOW_STAGES:
             return None
         now = time.monotonic()
-        if self.start is None:
-            self.start = (now, done)
+        if self.start is None or stage != self.stage:  # each slow stage has a pace of its own
+            self.start, self.stage = (now, done), stage
             return None
         t0, d0 = self.start
         if now - t0 < ESTIMATE_AFTER_S or done <= d0:

@@ -16,6 +16,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QWid
 from app.gui import engine_factory as ef
 from app.gui.ask import AskPane
 from app.gui.settings_dialog import SettingsDialog
+from app.gui.index_refresh import SLOW_STAGES
 from app.gui.sources import SourcesPane
 from app.gui.timeline import TimelinePane
 from app.gui.workers import JobRunner
@@ -197,7 +198,7 @@ class MainWindow(QMainWindow):
     def _show_index_progress(self, p) -> None:
         if self._index_note and self.statusBar().currentMessage() == self._index_note:
             self.statusBar().clearMessage()  # "stopped" is no longer true: it goes on
-        self.index_status.setText(f"Preparing search: {p.done:,} of {p.total:,} new events" if p.stage == "sparse"
+        self.index_status.setText(f"Preparing search: {p.done:,} of {p.total:,} new events" if p.stage in SLOW_STAGES
                                   else f"Preparing search: reading {p.total:,} new events")
         self.index_status.show()
 

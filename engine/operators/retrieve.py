@@ -14,7 +14,9 @@
 4. the Reranker classifies the candidates no pattern decided; with an Embedder, the
    passage that made a candidate pass must also be near the query in its space (the pretrained
    embedder generalises where the reranker, trained here on synthetic lives, does
-   not: it scored a calendar's football games 0.67 for "Amazon purchase");
+   not: it scored a calendar's football games 0.67 for "Amazon purchase"). When the
+   index keeps its passages' vectors (:mod:`engine.retrieval.vectors`), a candidate
+   none of whose passages is that near is never reranked: it could not pass;
 5. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
@@ -23,7 +25,6 @@ This module reads the store and the index; it never writes the store.
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
@@ -34,7 +35,7 @@ from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex, read_events
 from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, pattern_sql, value_patterns
-from engine.retrieval.verbalise import key_values, pattern_items, verbalise
+from engine.retrieval.verbalise import SIMILARITY_CHARS, key_values, passages, pattern_items
 
 log = logging.getLogger(__name__)
 
@@ -48,9 +49,7 @@ def local(dt: datetime | None, offset_min: int | None) -> datetime | None:
     return dt.replace(tzinfo=timezone.utc).astimezone(timezone(timedelta(minutes=offset_min or 0)))
 
 
-_PARAGRAPH = re.compile(r"\n\s*\n")
 MERGED_TEXTS = " | "  # joins the texts of events merged into one row
-MAX_PASSAGES = 12
 
 
 def score_events(reranker, query: str, events: list["_Event"]) -> list[float]:
@@ -73,8 +72,7 @@ def best_passages(reranker, query: str, events: list["_Event"]) -> list[tuple[fl
 
 
 # The reranker reads 64 tokens of a passage with its query; the embedder reads about
-# as much (256 characters) instead of its 256 tokens, four times faster.
-SIMILARITY_CHARS = 256
+# as much (SIMILARITY_CHARS, 256 characters) instead of its 256 tokens, four times faster.
 
 
 def similarities(embedder, query: str, passages: list[str]) -> list[float]:
@@ -83,6 +81,32 @@ def similarities(embedder, query: str, passages: list[str]) -> list[float]:
     vectors = embedder.embed([query, *(p[:SIMILARITY_CHARS] for p in passages)])
     q = vectors[0]
     return [sum(a * b for a, b in zip(q, v)) for v in vectors[1:]]
+
+
+def _stored_similarities(ctx: OperatorContext, query: str, events: list["_Event"]) -> dict[str, list[float]]:
+    """The cosine of each passage of ``events`` with the query, from the vectors the
+    index keeps (:mod:`engine.retrieval.vectors`); events it has none for are absent."""
+    if ctx.models.embedder is None or getattr(ctx.index, "vectors", None) is None or not events:
+        return {}
+    query_vector = ctx.models.embedder.embed([query])[0]
+    return ctx.index.passage_similarities(query_vector, [e.id for e in events])
+
+
+def _passed_similarities(ctx: OperatorContext, query: str, passed: list[tuple["_Event", str]],
+                         stored: dict[str, list[float]]) -> list[float]:
+    """The cosine of each passing passage with the query: stored where the index
+    has it, embedded now otherwise."""
+    out: list[float | None] = []
+    for e, text in passed:
+        sims = stored.get(e.id)
+        options = e.passages() if sims is not None else []
+        out.append(sims[options.index(text)] if sims is not None and len(sims) == len(options)
+                   and text in options else None)
+    missing = [i for i, sim in enumerate(out) if sim is None]
+    if missing:
+        for i, sim in zip(missing, similarities(ctx.models.embedder, query, [passed[i][1] for i in missing])):
+            out[i] = sim
+    return out  # type: ignore[return-value]
 
 
 class _Event:
@@ -108,16 +132,8 @@ class _Event:
         return self._items
 
     def passages(self) -> list[str]:
-        """What the event classifier reads: the verbalised event and, for a text of
-        several paragraphs (a diary day, a long mail), each later paragraph with the
-        event's source, kind and title. The classifier sees 64 tokens; the third
-        paragraph of a day's note ("I watched a movie on TV") was never read."""
-        first = verbalise(self.pairs)
-        paragraphs = [p.strip() for p in _PARAGRAPH.split(self.text or "") if p.strip()]
-        if len(paragraphs) < 2:
-            return [first]
-        head = key_values(self.source, self.kind, self.title, None, None)
-        return [first, *(verbalise([*head, ("text", p)]) for p in paragraphs[1:MAX_PASSAGES])]
+        """What the event classifier reads (:func:`engine.retrieval.verbalise.passages`)."""
+        return passages(self.pairs, self.source, self.kind, self.title, self.text)
 
     def row(self) -> Row:
         return Row({"source": self.source, "kind": self.kind, "title": self.title or "",
@@ -253,7 +269,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     settings = ctx.retrieve
     query = node.query
     if ctx.index is None:
-        ctx.index = RetrievalIndex(ctx.store, sparse=ctx.models.sparse)
+        ctx.index = RetrievalIndex(ctx.store, sparse=ctx.models.sparse, embedder=ctx.models.embedder)
     ctx.index.refresh(cancel=ctx.cancel)
     ctx.check_cancel()
     try:
@@ -352,6 +368,12 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
             ctx.note(f"no reranker: kept all {len(undecided)} undecided candidates")
             kept_ids.update(dict.fromkeys(e.id for e in undecided))
         else:
+            stored = _stored_similarities(ctx, query, undecided)
+            far = {e.id for e in undecided if e.id in stored and max(stored[e.id]) < settings.min_similarity}
+            if far:  # none of their passages could pass the embedder's check below
+                undecided = [e for e in undecided if e.id not in far]
+                ctx.note(f"{len(far)} candidates not reranked: no passage within cosine {settings.min_similarity} "
+                         "of the query")
             passed: list[tuple[_Event, str]] = []  # with the passage that made it pass
             for i in range(0, len(undecided), settings.rerank_batch):
                 ctx.check_cancel()
@@ -360,7 +382,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 passed.extend((e, text) for e, (s, text) in zip(batch, best) if s >= settings.rerank_threshold)
             ctx.note(f"reranked {len(undecided)} candidates, {len(passed)} passed")
             if ctx.models.embedder is not None and passed:
-                near = similarities(ctx.models.embedder, query, [text for _, text in passed])
+                near = _passed_similarities(ctx, query, passed, stored)
                 kept = [p for p, sim in zip(passed, near) if sim >= settings.min_similarity]
                 if len(kept) < len(passed):
                     ctx.note(f"{len(passed) - len(kept)} of them dropped: further from the query than "

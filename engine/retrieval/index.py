@@ -22,6 +22,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from engine.retrieval.vectors import PassageVectors
 from engine.retrieval.verbalise import key_values, verbalise
 
 log = logging.getLogger(__name__)
@@ -71,13 +72,15 @@ class RefreshStats:
     seconds: float
     fts_backend: str
     texts_encoded: int = 0  # distinct document texts the sparse encoder actually read
+    embedded: int = 0  # events whose passages got Embedder vectors
 
 
 class RetrievalIndex:
     """Open (creating) the index for ``store``. ``sparse`` may be None: then only
     full-text search is used."""
 
-    def __init__(self, store, *, sparse=None, path: str | Path | None = None, encode_batch: int = 64):
+    def __init__(self, store, *, sparse=None, embedder=None, path: str | Path | None = None,
+                 encode_batch: int = 64):
         self.store = store
         self.sparse = sparse
         # Texts per encoder call: between two calls progress is reported and a cancel
@@ -101,6 +104,8 @@ class RetrievalIndex:
         self._db.execute("CREATE TABLE IF NOT EXISTS sparse_done (id VARCHAR PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
         self._reset_if_stale()
+        # with an Embedder: each passage's vector, so RETRIEVE need not embed candidates
+        self.vectors = PassageVectors(self._db, embedder) if embedder is not None else None
         self._fts_backend = self._load_fts()
         self._bm25 = None  # (retriever, ids) when the fallback is in use
         self._fts_dirty = True
@@ -115,6 +120,8 @@ class RetrievalIndex:
             self._db.execute("DELETE FROM docs")
             self._db.execute("DELETE FROM sparse_terms")
             self._db.execute("DELETE FROM sparse_done")
+            self._db.execute("DROP TABLE IF EXISTS passage_vectors")  # passages are verbalised too
+            self._db.execute("DROP TABLE IF EXISTS vectors_done")
         elif encoder and meta.get("sparse_encoder", encoder) != encoder:
             log.info("retrieval index %s: sparse encoder changed to %s; re-encoding", self.path, encoder)
             self._db.execute("DELETE FROM sparse_terms")
@@ -150,7 +157,8 @@ class RetrievalIndex:
         """Index events added to the store since the last refresh; forget removed ones.
 
         ``progress(stage, done, total)`` counts documents: stage "documents" while
-        events are verbalised, then "sparse" while they get term weights. Another
+        events are verbalised, then "sparse" while they get term weights, then
+        "vectors" while their passages get Embedder vectors (with an Embedder). Another
         thread's refresh is waited for (the work is shared, never done twice); a
         ``cancel`` stops the wait as well as the work, keeping what was finished."""
         t0 = time.perf_counter()
@@ -190,7 +198,13 @@ class RetrievalIndex:
             if added or removed:
                 self._fts_dirty = True
             encoded, texts = self._encode_missing(cancel, progress)
-            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend, texts)
+            embedded = 0
+            if self.vectors is not None:
+                if removed:
+                    self.vectors.forget_removed()
+                embedded = self.vectors.embed_missing(self.store, read_events, cancel, progress)
+            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend, texts,
+                                embedded)
         finally:
             self._lock.release()
 
@@ -339,6 +353,15 @@ class RetrievalIndex:
                     "GROUP BY s.id ORDER BY score DESC, s.id LIMIT ?", [limit]).fetchall()]
             finally:
                 self._db.unregister("_q")
+
+    def passage_similarities(self, query_vector: list[float], ids: list[str]) -> dict[str, list[float]]:
+        """Cosine of each passage of each of ``ids`` with the query's Embedder vector
+        (:meth:`engine.retrieval.vectors.PassageVectors.similarities`); empty without
+        an Embedder, and ids not embedded yet are left out."""
+        if self.vectors is None:
+            return {}
+        with self._lock:
+            return self.vectors.similarities(query_vector, ids)
 
     def documents(self, ids: list[str]) -> dict[str, str]:
         with self._lock:

@@ -45,6 +45,8 @@ class OnnxEmbedder:
         self._tok = _tokenizer(tokenizer_path, 256)
         self._batch = batch_size
         self.path = Path(model_path)
+        # what the retrieval index records to know its passage vectors came from this model
+        self.name = f"embedder-{self.path.parent.name}-{self.path.stem}"
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         import numpy as np

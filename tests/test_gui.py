@@ -609,6 +609,10 @@ def test_time_left_comes_from_the_pace_of_the_slow_stage(monkeypatch):
     assert ir.IndexProgress("sparse", 1400, 3755, left).left == "under a minute left"
     assert ir.IndexProgress("sparse", 100, 45_000, 590.0).left == "about 10 min left"
     assert ir.IndexProgress("sparse", 100, 45_000).left == ""
+    # the vectors stage has a pace of its own: timed afresh from its first report
+    assert estimate.seconds_left("vectors", 0, 3755) is None
+    clock[0] += 10.0
+    assert estimate.seconds_left("vectors", 1000, 3755) == pytest.approx(27.55, abs=0.1)
 
 
 def test_a_new_engine_closes_the_old_one_only_after_its_refresh_stopped(qtbot, make_window, store,

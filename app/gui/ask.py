@@ -197,6 +197,25 @@ class AnswerCard(QFrame):
         self.plan_button.setText("Hide plan ▾" if visible else "Show plan ▸")
 
 
+def _progress_row(button_text: str, tip: str, on_click) -> tuple[QWidget, QProgressBar, ElidingLabel, QPushButton]:
+    """A hidden row of a progress bar, a line of text and a button."""
+    row = QWidget()
+    layout = QHBoxLayout(row)
+    layout.setContentsMargins(0, 0, 0, 0)
+    bar = QProgressBar()
+    bar.setFixedWidth(120)
+    label = ElidingLabel()
+    label.setObjectName("progressText")
+    button = QPushButton(button_text)
+    button.setToolTip(tip)
+    button.clicked.connect(on_click)
+    layout.addWidget(bar)
+    layout.addWidget(label, 1)
+    layout.addWidget(button)
+    row.hide()
+    return row, bar, label, button
+
+
 class AskPane(QWidget):
     engine_ready = Signal()
     engine_unavailable = Signal(object)  # EngineUnavailable
@@ -249,39 +268,15 @@ class AskPane(QWidget):
         self.scroll.setWidget(self.body)
         chat_layout.addWidget(self.scroll, 1)
 
-        self.progress_row = QWidget()
-        prow = QHBoxLayout(self.progress_row)
-        prow.setContentsMargins(0, 0, 0, 0)
-        self.busy = QProgressBar()
+        self.progress_row, self.busy, self.progress_label, self.cancel_button = _progress_row(
+            "Cancel", "Stop answering (Esc)", self.cancel)
         self.busy.setRange(0, 0)
-        self.busy.setFixedWidth(120)
-        self.progress_label = ElidingLabel()
-        self.progress_label.setObjectName("progressText")
-        self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.setToolTip("Stop answering (Esc)")
-        self.cancel_button.clicked.connect(self.cancel)
-        prow.addWidget(self.busy)
-        prow.addWidget(self.progress_label, 1)
-        prow.addWidget(self.cancel_button)
-        self.progress_row.hide()
         chat_layout.addWidget(self.progress_row)
 
         # the background index refresh, while no question waits for it (then the row above says it)
-        self.index_row = QWidget()
-        irow = QHBoxLayout(self.index_row)
-        irow.setContentsMargins(0, 0, 0, 0)
-        self.index_bar = QProgressBar()
-        self.index_bar.setFixedWidth(120)
-        self.index_label = ElidingLabel()
-        self.index_label.setObjectName("progressText")
-        self.index_stop = QPushButton("Stop")
-        self.index_stop.setToolTip("Stop preparing search for now; what is done is kept, and the rest is "
-                                   "prepared before your next question")
-        self.index_stop.clicked.connect(self.stop_indexing)
-        irow.addWidget(self.index_bar)
-        irow.addWidget(self.index_label, 1)
-        irow.addWidget(self.index_stop)
-        self.index_row.hide()
+        self.index_row, self.index_bar, self.index_label, self.index_stop = _progress_row(
+            "Stop", "Stop preparing search for now; what is done is kept, and the rest is prepared before "
+            "your next question", self.stop_indexing)
         chat_layout.addWidget(self.index_row)
 
         input_row = QHBoxLayout()
@@ -410,7 +405,9 @@ class AskPane(QWidget):
             bar.setValue(p.done)
         else:
             bar.setRange(0, 0)
-        tail = f" — {p.left}" if p is not None and p.left else ""
+        # the vectors stage counts the same events again: say it is the second pass
+        tail = (" (second pass)" if p is not None and p.stage == "vectors" else "") + \
+            (f" — {p.left}" if p is not None and p.left else "")
         if waiting:
             if p is None:
                 text = "Waiting for search to be ready…"

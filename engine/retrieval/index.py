@@ -22,7 +22,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from engine.retrieval.vectors import PassageVectors
+from engine.retrieval.vectors import PassageVectors, append_done
 from engine.retrieval.verbalise import key_values, verbalise
 
 log = logging.getLogger(__name__)
@@ -240,22 +240,10 @@ class RetrievalIndex:
         finished: list[str] = []
 
         def flush() -> None:
-            # write in large chunks: one INSERT per model batch costs more than the fake models;
-            # one transaction, so a crash never leaves weights without their 'done' mark
-            # (the next refresh would add them a second time)
-            self._db.register("_terms", pa.table({"id": ids, "term": terms, "weight": pa.array(ws, pa.float32())}))
-            self._db.register("_done", pa.table({"id": pa.array(finished, pa.string())}))
-            try:
-                self._db.begin()
-                self._db.execute("INSERT INTO sparse_terms SELECT id, term, weight FROM _terms")
-                self._db.execute("INSERT INTO sparse_done SELECT id FROM _done")
-                self._db.commit()
-            except BaseException:
-                self._db.rollback()
-                raise
-            finally:
-                self._db.unregister("_terms")
-                self._db.unregister("_done")
+            # write in large chunks: one INSERT per model batch costs more than the fake models
+            append_done(self._db, "sparse_terms", pa.table({
+                "id": pa.array(ids, pa.string()), "term": pa.array(terms, pa.string()),
+                "weight": pa.array(ws, pa.float32())}), "sparse_done", finished)
             ids.clear(); terms.clear(); ws.clear(); finished.clear()
 
         for i in range(0, len(groups), self.encode_batch):

@@ -34,6 +34,26 @@ log = logging.getLogger(__name__)
 CHUNK_IDS = 512
 
 
+def append_done(db: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, done_table: str,
+                done_ids: list[str]) -> None:
+    """Append ``rows`` to ``table`` and ``done_ids`` to ``done_table`` in one
+    transaction: work is never stored without its 'done' mark, or the next refresh
+    would add it a second time."""
+    db.register("_append_rows", rows)
+    db.register("_append_done", pa.table({"id": pa.array(done_ids, pa.string())}))
+    try:
+        db.begin()
+        db.execute(f"INSERT INTO {table} SELECT * FROM _append_rows")
+        db.execute(f"INSERT INTO {done_table} SELECT id FROM _append_done")
+        db.commit()
+    except BaseException:
+        db.rollback()
+        raise
+    finally:
+        db.unregister("_append_rows")
+        db.unregister("_append_done")
+
+
 def embedder_name(embedder) -> str:
     return getattr(embedder, "name", "") or type(embedder).__name__
 
@@ -99,21 +119,9 @@ class PassageVectors:
         return done
 
     def _store(self, ids: list[str], ns: list[int], vecs: list[list[float]], finished: list[str]) -> None:
-        # one transaction: vectors never without their 'done' mark (or a rerun would add them twice)
-        self._db.register("_vecs", pa.table({"id": pa.array(ids, pa.string()), "n": pa.array(ns, pa.int32()),
-                                             "vec": pa.array(vecs, pa.list_(pa.float32()))}))
-        self._db.register("_vdone", pa.table({"id": pa.array(finished, pa.string())}))
-        try:
-            self._db.begin()
-            self._db.execute("INSERT INTO passage_vectors SELECT id, n, vec FROM _vecs")
-            self._db.execute("INSERT INTO vectors_done SELECT id FROM _vdone")
-            self._db.commit()
-        except BaseException:
-            self._db.rollback()
-            raise
-        finally:
-            self._db.unregister("_vecs")
-            self._db.unregister("_vdone")
+        append_done(self._db, "passage_vectors", pa.table({
+            "id": pa.array(ids, pa.string()), "n": pa.array(ns, pa.int32()),
+            "vec": pa.array(vecs, pa.list_(pa.float32()))}), "vectors_done", finished)
 
     def similarities(self, query_vector: list[float], ids: list[str]) -> dict[str, list[float]]:
         """For each of ``ids`` that has vectors: the cosine of each of its passages

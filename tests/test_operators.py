@@ -750,6 +750,26 @@ def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
     assert sum(extractor.calls) == 6 + 6  # the mails' sample, then the mails themselves; no order was asked
 
 
+def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):
+    """Asked the "total" of a diary day, the model answered the day of the month."""
+    t = datetime(2023, 6, 27, 9, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Tuesday, 27 June 2023", "Quick Thai dinner with Gillian."),
+                ev("mail", "mail", t + timedelta(hours=2), 1, "Your order of 27 June 2023",
+                   "You paid 27 EUR for an order on 27 June 2023."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Wednesday, 28 June 2023", "Bought shoes for 28 EUR.")])
+    extractor = FakeExtractor(lambda key, text: m.group(1) if (m := re.search(r"(\d+) June", text)) else "")
+    result = execute('EXTRACT(l=RETRIEVE(query="june"), attr_names=["total"], attr_types=[float])', store,
+                     Models(extractor=extractor), today=TODAY)
+    got = {r.get("title"): r.get("total") for r in result.rows}
+    assert got == {"Tuesday, 27 June 2023": None,  # only in the date: no amount
+                   "Your order of 27 June 2023": 27.0,  # also paid 27 outside the dates
+                   "Wednesday, 28 June 2023": 28.0}
+    # a key that asks for a part of a date keeps the number
+    from engine.operators.extract import _read_off_a_date
+    [diary] = [r for r in result.rows if r.get("title") == "Tuesday, 27 June 2023"]
+    assert _read_off_a_date(27.0, "total", diary) and not _read_off_a_date(27.0, "day_of_month", diary)
+
+
 def test_extract_asks_nothing_of_a_kind_lacking_the_attribute_its_sibling_kind_holds(store):
     """A chat log's turns have a role; its conversation summaries have none, and the
     model must not be asked to invent one from their text."""

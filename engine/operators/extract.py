@@ -224,8 +224,33 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         ctx.check_cancel()
         batch = ask[n:n + BATCH]
         for i, answer in zip(batch, _ask(ctx.models.extractor, key, [rows[i] for i in batch])):
-            out[i] = coerce(answer, kind, rows[i])
+            value = coerce(answer, kind, rows[i])
+            if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
+                value = None
+            out[i] = value
     return out
+
+
+_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+_DATES = re.compile(
+    rf"\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+\d{{4}})?\b"
+    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
+_NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
+_DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
+
+
+def _read_off_a_date(value: float, key: str, row: Row) -> bool:
+    """Whether the model's number for a key that is no date occurs in the row's text
+    only inside dates: asked the "total" of a diary day titled "Tuesday, 27 June
+    2023", it answered 27, and the Amazon spend grew by 27."""
+    if _DATE_KEYS.search(key):
+        return False
+    text = f"{row.get('title') or ''}\n{row.get('text') or ''}"
+    everywhere = {parse_number(m.group(0)) for m in _NUMBER.finditer(text)}
+    outside = {parse_number(m.group(0)) for m in _NUMBER.finditer(_DATES.sub(" ; ", text))}
+    return value in everywhere and value not in outside
 
 
 def _majority(found: list[str | None]) -> str | None:

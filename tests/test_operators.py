@@ -770,6 +770,20 @@ def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):
     assert _read_off_a_date(27.0, "total", diary) and not _read_off_a_date(27.0, "day_of_month", diary)
 
 
+def test_people_the_extractor_names_in_lower_case_are_no_people(store):
+    t = datetime(2023, 6, 27, 7, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Run", "Ran with lots of energy today."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Run", "Ran with Claudius by the river.")])
+    extractor = FakeExtractor(lambda key, text: m.group(1) if (m := re.search(r"with (\w+)", text)) else "")
+    result = execute('EXTRACT(l=RETRIEVE(query="run"), attr_names=["people"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert sorted(str(r.get("people")) for r in result.rows) == ["Claudius", "None"]
+    # other keys keep lower-case answers
+    moods = execute('EXTRACT(l=RETRIEVE(query="run"), attr_names=["mood"], attr_types=[str])', store,
+                    Models(extractor=extractor), today=TODAY)
+    assert sorted(str(r.get("mood")) for r in moods.rows) == ["Claudius", "lots"]
+
+
 def test_extract_asks_nothing_of_a_kind_lacking_the_attribute_its_sibling_kind_holds(store):
     """A chat log's turns have a role; its conversation summaries have none, and the
     model must not be asked to invent one from their text."""

@@ -227,6 +227,8 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             value = coerce(answer, kind, rows[i])
             if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
                 value = None
+            if kind == "str" and isinstance(value, str) and _PEOPLE_KEYS.search(key) and value == value.lower():
+                value = None  # "lots" (of energy) for "people": texts write names with capitals
             out[i] = value
     return out
 
@@ -237,6 +239,9 @@ _DATES = re.compile(
     rf"\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+\d{{4}})?\b"
     rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
+# keys whose values are people: the model's answer must be written like a name
+_PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
+                          r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
 _DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
 

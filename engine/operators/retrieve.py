@@ -35,7 +35,8 @@ from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex, read_events
 from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, pattern_sql, value_patterns
-from engine.retrieval.verbalise import SIMILARITY_CHARS, key_values, passages, pattern_items
+from engine.retrieval.passages import SIMILARITY_CHARS, passages
+from engine.retrieval.verbalise import key_values, pattern_items
 
 log = logging.getLogger(__name__)
 
@@ -132,7 +133,7 @@ class _Event:
         return self._items
 
     def passages(self) -> list[str]:
-        """What the event classifier reads (:func:`engine.retrieval.verbalise.passages`)."""
+        """What the event classifier reads (:func:`engine.retrieval.passages.passages`)."""
         return passages(self.pairs, self.source, self.kind, self.title, self.text)
 
     def row(self) -> Row:

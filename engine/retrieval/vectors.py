@@ -8,7 +8,7 @@ reranking, every candidate none of whose passages is near the query: such a
 candidate can never pass. On the demo data that is 3/4 of the reranker's work for
 "Amazon purchase" and 9/10 for "running".
 
-A passage is what :func:`engine.retrieval.verbalise.passages` gives, cut to
+A passage is what :func:`engine.retrieval.passages.passages` gives, cut to
 ``SIMILARITY_CHARS``, exactly what RETRIEVE embedded before. Vectors are L2-
 normalised, so a cosine is an inner product. Byte-identical passages (a song
 played a hundred times) are embedded once per refresh.
@@ -26,7 +26,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from engine.retrieval.verbalise import SIMILARITY_CHARS, key_values, passages
+from engine.retrieval.passages import SIMILARITY_CHARS, passages
+from engine.retrieval.verbalise import key_values
 
 log = logging.getLogger(__name__)
 

@@ -784,6 +784,16 @@ def test_people_the_extractor_names_in_lower_case_are_no_people(store):
     assert sorted(str(r.get("mood")) for r in moods.rows) == ["Claudius", "lots"]
 
 
+def test_the_hour_or_weekday_of_an_event_is_read_off_its_start(store):
+    add(store, running_and_music())
+    extractor = FakeExtractor(lambda key, text: "")  # finds no hour in any text
+    result = execute('EXTRACT(l=RETRIEVE(query="run"), attr_names=["hour", "weekday"], attr_types=[int, str])',
+                     store, Models(extractor=extractor), today=TODAY)
+    runs = sorted((r.get("start"), r.get("hour"), r.get("weekday")) for r in result.rows if r.get("source") == "strava")
+    assert [(h, w) for _, h, w in runs] == [(18, "Monday"), (18, "Wednesday")]  # local time, Berlin
+    assert extractor.calls == []  # nothing was asked of the model
+
+
 def test_extract_asks_nothing_of_a_kind_lacking_the_attribute_its_sibling_kind_holds(store):
     """A chat log's turns have a role; its conversation summaries have none, and the
     model must not be asked to invent one from their text."""

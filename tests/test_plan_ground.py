@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import parse_plan, print_plan
-from engine.plan.ground import count_instead_of_adding_text, drop_ungrounded_time_filters
+from engine.plan.ground import count_distinct_things, count_instead_of_adding_text, drop_ungrounded_time_filters
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -101,3 +101,22 @@ def test_adding_up_text_for_a_how_many_question_becomes_a_count(question, plan, 
 def test_other_sums_are_left_alone(question, plan):
     node = parse_plan(plan)
     assert count_instead_of_adding_text(node, question) is node
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # counted the plays: the artists are grouped first
+    ("how many different artists did i listen to in 2022",
+     'APPLY(l=FILTER(l=RETRIEVE(query="songs I listened to"), filter=lambda e: year(e.start) == 2022), fct=len)',
+     'APPLY(l=GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="songs I listened to"), filter=lambda e: year(e.start) '
+     '== 2022), attr_names=["artist"], attr_types=[str]), attr_names=["artist"]), fct=len)'),
+    # already grouped: left alone
+    ("how many distinct cities did I visit",
+     'APPLY(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str]), '
+     'attr_names=["city"]), fct=len)', None),
+    # not a question about distinct things: left alone
+    ("how many songs did I play", 'APPLY(l=RETRIEVE(query="songs I played"), fct=len)', None),
+])
+def test_counting_different_things_counts_groups(question, plan, expected):
+    node = parse_plan(plan)
+    repaired = count_distinct_things(node, question)
+    assert (repaired is node) if expected is None else print_plan(repaired) == expected

@@ -49,6 +49,19 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
 }
 
 
+# Keys that are a part of when an event happened, where no attribute holds them: read
+# off its start (local time), never asked of the model. Asked "at what hour do I
+# listen to music most", the planner extracted an "hour" the model could not find
+# in a play's text, and the answer was "no value".
+TIME_PARTS: dict[str, Any] = {
+    "hour": lambda dt, kind: dt.hour, "hour_of_day": lambda dt, kind: dt.hour,
+    "weekday": lambda dt, kind: dt.isoweekday() if kind == "int" else dt.strftime("%A"),
+    "day_of_week": lambda dt, kind: dt.isoweekday() if kind == "int" else dt.strftime("%A"),
+    "month": lambda dt, kind: dt.strftime("%B") if kind == "str" else dt.month,
+    "year": lambda dt, kind: dt.year,
+}
+
+
 def _norm(key: str) -> str:
     return re.sub(r"[\s\-]+", "_", key.strip().lower())
 
@@ -199,6 +212,13 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         if named[(source, kind_)] is None and holder and not any(_has(r, holder[1]) for r in group):
             ctx.note(f"EXTRACT {key!r} from {what}: {source}'s {holder[0]} events hold it in {holder[1]!r}, "
                      f"these {len(members)} have no such attribute; left empty")
+            continue
+        part = TIME_PARTS.get(_norm(key)) if named[(source, kind_)] is None else None
+        if part is not None:
+            ctx.note(f"EXTRACT {key!r} from {what}: read off each event's start")
+            for i in members:
+                start = rows[i].get("start")
+                out[i] = coerce(part(start, kind), kind, rows[i]) if isinstance(start, datetime) else None
             continue
         attr = named[(source, kind_)] or _frozen_attribute(key, group, ctx)
         if attr is None:

@@ -108,6 +108,23 @@ _UNITS = frozenset("""
 """.split())
 
 
+_DISTINCT = re.compile(r"\bhow many (?:different|distinct|unique) ([a-z]+)", re.I)
+
+
+def count_distinct_things(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "how many different artists", the planner counted the plays
+    (``APPLY(l=..., fct=len)`` with no GROUP_BY): the rows are grouped by the thing
+    first (``artists`` -> ``artist``), so the count is of distinct values.
+    Otherwise ``plan`` itself."""
+    m = _DISTINCT.search(question)
+    if not (m and isinstance(plan, N.Apply) and plan.fct == "len"
+            and not any(isinstance(n, (N.GroupBy, N.Unnest)) for _, n in N.iter_nodes(plan.l))):
+        return plan
+    thing = m.group(1).lower()
+    attr = thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing
+    return N.Apply(N.GroupBy(N.Extract(plan.l, (attr,), ("str",)), (attr,)), "len")
+
+
 def _counts_things(question: str, attr_name: str) -> bool:
     if _TIMES.search(question):
         return True

@@ -87,6 +87,25 @@ def test_planner_follows_a_grammar(registry):
     assert planner.complete(prompt, grammar=grammar, max_tokens=12) == out
 
 
+def test_a_prefix_evaluated_once_is_not_evaluated_again_in_the_same_process(registry, tmp_path):
+    """The persona benchmark warmed the planner twice (with and without a state
+    folder) and paid ~140 s for the second, identical prefix."""
+    planner = registry.planner()
+    prefix = "<|im_start|>system\nYou write plan steps.<|im_end|>\n"
+    planner.preload(prefix, tmp_path)
+    evals = []
+    original = planner._llm.eval
+    planner._llm.eval = lambda tokens: (evals.append(len(tokens)), original(tokens))[1]
+    try:
+        planner.preload(prefix)
+        planner.preload(prefix, tmp_path)
+    finally:
+        planner._llm.eval = original
+    assert evals == []
+    prompt = prefix + "<|im_start|>user\nCount the songs as count(name).<|im_end|>\n<|im_start|>assistant\n"
+    assert planner.complete(prompt, grammar='root ::= "count(" [a-z_]+ ")"', max_tokens=12).startswith("count(")
+
+
 def test_cross_encoders_return_probabilities_and_labels(registry):
     scores = registry.event_classifier().score([
         ("How often did I listen to Zofia Wąsik?", "Listened to Blue Echo by Zofia Wąsik for 3 min."),

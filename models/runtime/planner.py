@@ -85,6 +85,9 @@ class LlamaPlanner:
         context size, so the next process loads it in a second instead of evaluating
         thousands of tokens again."""
         llm = self._require()
+        if prefix in self._saved:  # evaluated (or loaded) by this process already: complete() restores it
+            self._saved.move_to_end(prefix)
+            return
         tokens = llm.tokenize(prefix.encode("utf-8"), add_bos=True, special=True)
         folder = self._state_folder(prefix, state_dir) if state_dir is not None else None
         state = self._load_state_files(folder) if folder is not None else None

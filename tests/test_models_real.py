@@ -87,6 +87,34 @@ def test_planner_follows_a_grammar(registry):
     assert planner.complete(prompt, grammar=grammar, max_tokens=12) == out
 
 
+def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_what_the_chain_picks(registry):
+    """The planner's greedy path tests the arg-max token against the grammar and masks
+    the vocabulary only when it is refused; llama-cpp-python's sampler chain masks
+    before every token. Both must write the same text: here the model follows the
+    grammar on its own (plan syntax) and is forced off what it wants (a greeting)."""
+    from engine.plan.grammar import plan_grammar
+    from engine.qud.planner import instructions
+
+    planner = registry.planner()
+    llm = planner._llm
+    plan = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
+    cases = [
+        (instructions() + 'Q: How many songs did I play?\nP: APPLY(l=RETRIEVE(query="song I played"), fct="len")\n\n'
+         "Q: How many runs did I do in 2023?\nP:", plan, 80),
+        ("<|im_start|>user\nSay hello to Anna.<|im_end|>\n<|im_start|>assistant\n",
+         'root ::= "count(" [a-z_]+ ")"', 12),
+    ]
+    for prompt, grammar, max_tokens in cases:
+        fast = planner.complete(prompt, grammar=grammar, max_tokens=max_tokens, stop=["\n"])
+        chain = llm.create_completion(prompt, grammar=planner._grammar(grammar), max_tokens=max_tokens,
+                                      temperature=0.0, stop=["\n"], seed=0)["choices"][0]["text"]
+        assert fast == chain
+        assert planner.complete(prompt, grammar=grammar, max_tokens=max_tokens, stop=["\n"]) == fast
+    assert fast.startswith("count(") and fast.endswith(")")
+    assert "RETRIEVE(" in planner.complete(cases[0][0], grammar=plan, max_tokens=80)
+    assert len(llm.tokenize(planner.complete(cases[0][0], grammar=plan, max_tokens=5).encode(), add_bos=False)) <= 5
+
+
 def test_a_prefix_evaluated_once_is_not_evaluated_again_in_the_same_process(registry, tmp_path):
     """The persona benchmark warmed the planner twice (with and without a state
     folder) and paid ~140 s for the second, identical prefix."""

@@ -13,6 +13,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from models.runtime.greedy import GrammarGate, greedy_complete
+
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("models.llama_cpp")
 
@@ -64,6 +66,7 @@ class LlamaPlanner:
                                     n_threads_batch=threads, seed=0, use_mmap=False, verbose=False)
         route_llama_log()  # Llama(verbose=False) may install its own callback
         self._grammars: dict[str, object] = {}
+        self._gates: dict[str, GrammarGate] = {}
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
 
@@ -168,6 +171,13 @@ class LlamaPlanner:
                  stop: Sequence[str] = (), temperature: float = 0.0) -> str:
         llm = self._require()
         self._restore_for(prompt)
+        if grammar and temperature == 0.0:
+            # greedy under the grammar, asking the grammar about the chosen token only
+            # (create_completion masks the whole vocabulary before every token)
+            gate = self._gates.get(grammar)
+            if gate is None:
+                gate = self._gates[grammar] = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
+            return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop)
         out = llm.create_completion(
             prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop) or None,
             grammar=self._grammar(grammar) if grammar else None, seed=0)
@@ -175,6 +185,9 @@ class LlamaPlanner:
 
     def close(self) -> None:
         if self._llm is not None:
+            for gate in self._gates.values():
+                gate.close()
+            self._gates.clear()
             self._llm.close()
             self._llm = None
             self._saved.clear()

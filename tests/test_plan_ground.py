@@ -4,7 +4,8 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import parse_plan, print_plan
-from engine.plan.ground import count_distinct_things, count_instead_of_adding_text, drop_ungrounded_time_filters
+from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
+                                drop_ungrounded_time_filters, first_or_last_time)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -120,3 +121,88 @@ def test_counting_different_things_counts_groups(question, plan, expected):
     node = parse_plan(plan)
     repaired = count_distinct_things(node, question)
     assert (repaired is node) if expected is None else print_plan(repaired) == expected
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # "most recently" orders the answer; it names no window
+    ("When did I listen to The Honey Walshs most recently?",
+     'MAX(l=FILTER(l=RETRIEVE(query="The Honey Walshs"), filter=lambda e: year(e.start) == year(today()) - 1), '
+     'attr_name="start")',
+     'MAX(l=RETRIEVE(query="The Honey Walshs"), attr_name="start")'),
+    # an hour the question never mentions
+    ("what weekday do i usually go running",
+     f'GROUP_BY(l=MAP(l=FILTER(l={RUNS}, filter=lambda e: hour(e.start) >= 7), fct=lambda e: weekday_name(e.start), '
+     'res_name="weekday"), attr_names=["weekday"])',
+     f'GROUP_BY(l=MAP(l={RUNS}, fct=lambda e: weekday_name(e.start), res_name="weekday"), attr_names=["weekday"])'),
+    # a weekday and a day of the month out of nowhere
+    ("How often did I run with Ana?",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: weekday(e.start) == 5 and day(e.start) == 1 and '
+     'contains(e.text, "Ana")), fct=len)',
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: contains(e.text, "Ana")), fct=len)'),
+    # dates in a year the question does not name
+    ("how many songs did i listen to during my trip to Mexico City",
+     'APPLY(l=FILTER(l=RETRIEVE(query="song"), filter=lambda e: e.start >= date(2023, 10, 1)), fct=len)',
+     'APPLY(l=RETRIEVE(query="song"), fct=len)'),
+])
+def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
+    assert print_plan(drop_ungrounded_time_filters(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("how often did i start watching netflix after 10pm in 2021",
+     'APPLY(l=FILTER(l=RETRIEVE(query="Netflix"), filter=lambda e: hour(e.start) >= 22), fct=len)'),
+    ("How many runs before 7 am?", f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: e.start.hour < 7), fct=len)'),
+    ("How many times did I run on a Sunday?", f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: weekday(e.start) == 6), fct=len)'),
+    ("What did I do on the 14th of March 2022?",
+     'FILTER(l=RETRIEVE(query="event"), filter=lambda e: e.start >= date(2022, 3, 14) and day(e.start) == 14)'),
+    ("Who did I meet in the evenings?", 'FILTER(l=RETRIEVE(query="meeting"), filter=lambda e: hour(e.start) >= 18)'),
+])
+def test_time_of_day_weekday_and_dates_the_question_asks_for_stay(question, plan):
+    node = parse_plan(plan)
+    assert drop_ungrounded_time_filters(node, question) is node
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    ("How many times did I go to 池田 Banh Mi in 2021?",
+     'FILTER(l=RETRIEVE(query="visited 池田 Banh Mi"), filter=lambda e: year(e.start) == 2021)',
+     'APPLY(l=FILTER(l=RETRIEVE(query="visited 池田 Banh Mi"), filter=lambda e: year(e.start) == 2021), fct=len)'),
+    ("how often did I swim", 'RETRIEVE(query="swimming")', 'APPLY(l=RETRIEVE(query="swimming"), fct=len)'),
+])
+def test_a_counting_question_answered_with_a_list_counts_it(question, plan, expected):
+    assert print_plan(count_listed_rows(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("How many km did I run?", f'EXTRACT(l={RUNS}, attr_names=["distance_km"], attr_types=[float])'),
+    ("Which runs did I do in May?", f'FILTER(l={RUNS}, filter=lambda e: month(e.start) == 5)'),
+    ("How many times did I run?", f'APPLY(l={RUNS}, fct=len)'),
+])
+def test_lists_that_are_no_count_stay(question, plan):
+    node = parse_plan(plan)
+    assert count_listed_rows(node, question) is node
+
+
+@pytest.mark.parametrize("question, wrapped", [
+    ("When did I eat out with Patrick Perry for the first time?", "MIN"),
+    ("when did i first go swimming", "MIN"),
+    ("When did I last eat at Casa Lobato", "MAX"),
+    ("When did I listen to The Honey Walshs most recently?", "MAX"),
+    ("What day was my latest run?", "MAX"),
+])
+def test_when_first_or_last_takes_the_first_or_last_start(question, wrapped):
+    plan = parse_plan(f'FILTER(l={RUNS}, filter=lambda e: contains(e.text, "x"))')
+    assert print_plan(first_or_last_time(plan, question)) == f'{wrapped}(l={print_plan(plan)}, attr_name="start")'
+
+
+@pytest.mark.parametrize("question", ["Which runs did I do first in 2023?", "when did I run",
+                                      "When did I first and last run?"])
+def test_other_lists_are_no_first_or_last(question):
+    plan = parse_plan(f'FILTER(l={RUNS}, filter=lambda e: contains(e.text, "x"))')
+    assert first_or_last_time(plan, question) is plan
+
+
+def test_no_rule_rewrites_a_plan_of_the_example_library():
+    from engine.qud.examples import EXAMPLES
+    from engine.qud.planner import _grounded
+    changed = [ex.question for ex in EXAMPLES if _grounded(node := parse_plan(ex.plan), ex.question) is not node]
+    assert changed == []

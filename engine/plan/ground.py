@@ -65,17 +65,38 @@ def drop_ungrounded_time_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
 
 def _grounded(conjunct: X.Expr, question: str) -> bool:
     calls = {n.func for n in X.walk(conjunct) if isinstance(n, X.Call)}
+    calls |= {n.name for n in X.walk(conjunct) if isinstance(n, X.GetAttr)}  # e.start.hour
     ints = [n.value for n in X.walk(conjunct)
             if isinstance(n, X.Const) and isinstance(n.value, int) and not isinstance(n.value, bool)]
     if "today" in calls:
-        return bool(_RELATIVE.search(question))
-    if "year" in calls:
+        # "when did I most recently ..." orders; it names no window
+        return bool(_RELATIVE.search(_ORDERING.sub(" ", question)))
+    if calls & {"year", "date", "datetime"}:
         years = [v for v in ints if 1900 <= v <= 2100]
         if years and not all(str(y) in question for y in years):
             return False
     if "month" in calls and "year" not in calls and ints and not _MONTHS.search(question):
         return False
+    if calls & {"hour", "minute"} and not _TIME_OF_DAY.search(question):
+        return False
+    if calls & {"weekday", "weekday_name"} and not _WEEKDAYS.search(question):
+        return False
+    if "day" in calls and not (calls & {"year", "month", "date", "datetime"}):
+        days = [v for v in ints if 1 <= v <= 31]
+        if days and not _DATED_DAYS.search(question) \
+                and not all(re.search(rf"\b{d}(st|nd|rd|th)?\b", question) for d in days):
+            return False
     return True
+
+
+_DATED_DAYS = re.compile(r"\b(birthday|anniversary|christmas|easter|new year'?s?|halloween|valentine'?s?)\b", re.I)
+_ORDERING = re.compile(r"\bmost recent(ly)?\b|\bthe (first|last|latest) time\b", re.I)
+_TIME_OF_DAY = re.compile(
+    r"\b(morning|mornings|afternoon|afternoons|evening|evenings|night|nights|nightly|tonight|noon|midday|midnight|"
+    r"lunch|lunchtime|dinner|breakfast|o'?clock|hour|hours|a\.?m\.?|p\.?m\.?|late|early|dawn|dusk|sunrise|sunset|"
+    r"work ?day|office hours|\d{1,2}(:\d\d)?\s*(am|pm|h))\b|\b(after|before|until|by|at|past)\s+\d", re.I)
+_WEEKDAYS = re.compile(
+    r"\b(mon|tues?|wed(nes)?|thu(rs)?|fri|sat(ur)?|sun)(day)?s?\b|\bweek ?(day|end)s?\b", re.I)
 
 
 def count_instead_of_adding_text(plan: N.PlanNode, question: str) -> N.PlanNode:
@@ -125,6 +146,38 @@ def count_distinct_things(plan: N.PlanNode, question: str) -> N.PlanNode:
     return N.Apply(N.GroupBy(N.Extract(plan.l, (attr,), ("str",)), (attr,)), "len")
 
 
+_LISTS = (N.Retrieve, N.Filter, N.Extract, N.Join, N.Map, N.Unnest)
+
+
+def count_listed_rows(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many times did I go to 池田 Banh Mi in 2021?", the planner wrote the
+    FILTER and stopped: the answer was a list of visits. A plan that ends in a list
+    of rows, for a question that counts things (not units: "how many km"), becomes
+    ``APPLY(l=..., fct=len)``. Otherwise ``plan`` itself."""
+    if isinstance(plan, _LISTS) and _COUNTING.search(question) and _counts_things(question, ""):
+        return N.Apply(plan, "len")
+    return plan
+
+
+_WHEN = re.compile(r"^\W*(when|what (day|date|time))\b", re.I)
+_FIRST = re.compile(r"\b(first|earliest)\b", re.I)
+_LAST = re.compile(r"\b(last|latest|most recent(ly)?)\b", re.I)
+
+
+def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "When did I eat out with Patrick Perry for the first time?", the planner
+    wrote a FILTER and stopped: the answer was every such dinner. A plan that ends in
+    a list of rows, for a "when ... first/earliest" question, becomes
+    ``MIN(l=..., attr_name="start")``, and for "when ... last/latest/most recently"
+    ``MAX(...)``. Otherwise ``plan`` itself."""
+    if not (isinstance(plan, _LISTS) and _WHEN.search(question)):
+        return plan
+    first, last = bool(_FIRST.search(question)), bool(_LAST.search(question))
+    if first == last:
+        return plan
+    return N.Min(plan, "start") if first else N.Max(plan, "start")
+
+
 def _counts_things(question: str, attr_name: str) -> bool:
     if _TIMES.search(question):
         return True
@@ -133,7 +186,7 @@ def _counts_things(question: str, attr_name: str) -> bool:
         return False
     thing = m.group(1).lower()
     stem = thing[:-1] if thing.endswith("s") else thing
-    return thing not in _UNITS and stem not in attr_name.lower()
+    return thing not in _UNITS and (not attr_name or stem not in attr_name.lower())
 
 
 def _without_extract(plan: N.PlanNode, name: str) -> N.PlanNode:

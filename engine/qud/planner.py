@@ -27,7 +27,8 @@ from pathlib import Path
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
-from engine.plan.ground import count_distinct_things, count_instead_of_adding_text, drop_ungrounded_time_filters
+from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
+                                drop_ungrounded_time_filters, first_or_last_time)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -151,9 +152,11 @@ def render_example(ex: Example) -> str:
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
     """``node`` without time filters the question does not ask for, counting where it
-    adds up what a counting question means to count, and counting distinct things
-    where it counts rows, if that plan is valid."""
-    for rule in (drop_ungrounded_time_filters, count_instead_of_adding_text, count_distinct_things):
+    adds up or lists what a counting question means to count, counting distinct
+    things where it counts rows, and taking the first or last start where a "when"
+    question got a list, each where the rewritten plan is valid."""
+    for rule in (drop_ungrounded_time_filters, count_instead_of_adding_text, count_listed_rows,
+                 count_distinct_things, first_or_last_time):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

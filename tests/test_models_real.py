@@ -134,6 +134,23 @@ def test_a_prefix_evaluated_once_is_not_evaluated_again_in_the_same_process(regi
     assert planner.complete(prompt, grammar='root ::= "count(" [a-z_]+ ")"', max_tokens=12).startswith("count(")
 
 
+def test_a_saved_prefix_keeps_no_copy_of_the_logits_buffer_and_still_restores(registry, tmp_path):
+    """llama-cpp-python's saved state copies its n_batch x n_vocab logits buffer
+    (155 MB for the Qwen planner); the planner keeps one zero row instead."""
+    planner = registry.planner()
+    prefix = "<|im_start|>system\nYou write plan steps, as count(name).<|im_end|>\n"
+    planner.preload(prefix, tmp_path)
+    [(_, state)] = [v for k, v in planner._saved.items() if k == prefix]
+    assert state.scores.nbytes < 1_000_000
+    assert sum(f.stat().st_size for f in tmp_path.rglob("scores.npy")) < 1_000_000
+    prompt = prefix + "<|im_start|>user\nCount the runs.<|im_end|>\n<|im_start|>assistant\n"
+    grammar = 'root ::= "count(" [a-z_]+ ")"'
+    first = planner.complete(prompt, grammar=grammar, max_tokens=12)
+    planner.complete("<|im_start|>user\nSomething else entirely.<|im_end|>\n", grammar=grammar, max_tokens=12)
+    assert planner.complete(prompt, grammar=grammar, max_tokens=12) == first  # restored from the saved state
+    assert planner.complete(prompt, grammar=grammar, max_tokens=12, temperature=0.5).startswith("count(")
+
+
 def test_cross_encoders_return_probabilities_and_labels(registry):
     scores = registry.event_classifier().score([
         ("How often did I listen to Zofia Wąsik?", "Listened to Blue Echo by Zofia Wąsik for 3 min."),

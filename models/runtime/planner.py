@@ -46,6 +46,21 @@ def route_llama_log() -> None:
     llama_cpp.llama_log_set(_forward, ctypes.c_void_p(0))
 
 
+def _without_scores(state):
+    """``state`` with one row of zero logits instead of llama-cpp-python's copy of its
+    whole logits buffer (n_batch x n_vocab floats: 155 MB for Qwen2.5 at n_batch 256).
+    Nothing here reads those logits: sampling reads the context's own, which the
+    next evaluation refreshes (``load_state`` marks the state as needing one), and
+    ``load_state`` broadcasts the row into its buffer."""
+    import numpy as np
+    from llama_cpp.llama import LlamaState
+
+    if state.scores.shape[0] <= 1:
+        return state
+    return LlamaState(state.input_ids, np.zeros((1, state.scores.shape[1]), dtype=state.scores.dtype),
+                      state.n_tokens, state.llama_state, state.llama_state_size, state.seed)
+
+
 class PlannerClosed(RuntimeError):
     pass
 
@@ -100,10 +115,10 @@ class LlamaPlanner:
         else:
             llm.reset()
             llm.eval(tokens)
-            state = llm.save_state()
+            state = _without_scores(llm.save_state())
             if folder is not None:
                 self._save_state_files(folder, state)
-        self._saved[prefix] = (tokens, state)
+        self._saved[prefix] = (tokens, _without_scores(state))
         self._saved.move_to_end(prefix)
         while len(self._saved) > self._max_saved:
             self._saved.popitem(last=False)

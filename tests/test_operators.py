@@ -884,3 +884,75 @@ def test_invalid_plans_are_refused_before_running(store):
     from engine.plan import PlanValidationError
     with pytest.raises(PlanValidationError, match="'artist'"):
         execute('GROUP_BY(l=RETRIEVE(query="x"), attr_names=["artist"])', store, Models(), today=TODAY)
+
+
+class SportsEmbedder(FakeEmbedder):
+    WORDS = ("yoga", "running", "cycling", "swimming", "workout", "podcast", "music")
+    dimension = len(WORDS)
+
+
+def test_a_relevant_group_whose_values_tell_its_events_apart_is_judged_as_partial(store):
+    """The real classifier called every workout, and every sport, relevant for "yoga
+    class": the count took in the runs. The embedder finds "sport: yoga" far nearer."""
+    add(store, workouts_life())
+    patterns = FakePatterns({"workout": "relevant", "sport:": "relevant"}, default="irrelevant")
+    reranker = FakeReranker("yoga")
+    whole = execute('RETRIEVE(query="yoga")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    assert len(whole.rows) == 15  # without an embedder the group is taken whole, as the classifier says
+    split = execute('RETRIEVE(query="yoga")', store,
+                    Models(patterns=patterns, reranker=reranker, embedder=SportsEmbedder()), today=TODAY)
+    assert sorted(r.raw.get("sport") for r in split.rows) == ["yoga"] * 4
+    assert any("values tell its events apart" in n for n in split.nodes[0].notes)
+    # asked about workouts, no sport stands out: the group stays whole
+    every = execute('RETRIEVE(query="workout")', store,
+                    Models(patterns=patterns, reranker=reranker, embedder=SportsEmbedder()), today=TODAY)
+    assert len(every.rows) == 15
+
+
+def test_a_relevant_group_is_not_split_by_values_the_embedder_cannot_tell_apart(store):
+    add(store, workouts_life())
+    # "commute" has one value only; "sport" values are all as far from "fitness"
+    patterns = FakePatterns({"workout": "relevant", "sport: running": "relevant"}, default="partial")
+    result = execute('RETRIEVE(query="fitness")', store,
+                     Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=SportsEmbedder()),
+                     today=TODAY)
+    assert len(result.rows) == 15
+
+
+def test_another_sources_like_events_nearer_the_query_outrank_a_relevant_group(store):
+    """Strava's workouts are all runs ("activity: running" on every one, so no value
+    pattern); beside Apple Health's "activity: yoga" they are not what "yoga" asks for."""
+    t = datetime(2024, 3, 1, 7, 0, tzinfo=BERLIN)
+    health = [ev("health", "workout", t + timedelta(days=i), 45, "Workout", "A workout", activity=a)
+              for i, a in enumerate(["running"] * 3 + ["yoga"] * 3 + ["swimming"] * 3)]
+    strava = [ev("strava", "workout", t + timedelta(days=20 + i), 45, "Morning Run", "A run", activity="running")
+              for i in range(4)]
+    add(store, health + strava)
+    patterns = FakePatterns({"workout": "relevant", "activity:": "relevant"}, default="irrelevant")
+    models = Models(patterns=patterns, reranker=FakeReranker("yoga"), embedder=SportsEmbedder())
+    yoga = execute('RETRIEVE(query="yoga")', store, models, today=TODAY)
+    assert sorted((r.get("source"), r.raw.get("activity")) for r in yoga.rows) == [("health", "yoga")] * 3
+    assert any("another source's like events are nearer" in n for n in yoga.nodes[0].notes)
+    runs = execute('RETRIEVE(query="running")', store,
+                   Models(patterns=patterns, reranker=FakeReranker("running"), embedder=SportsEmbedder()),
+                   today=TODAY)
+    assert sorted(r.get("source") for r in runs.rows) == ["health"] * 3 + ["strava"] * 4
+
+
+def test_of_two_relevant_kinds_of_one_source_the_one_far_from_the_query_is_judged_event_by_event(store):
+    """The classifier called Spotify's music plays as well as its podcast plays
+    relevant for "podcast episode"; the podcast count took in every song."""
+    add(store, retrieval_life())
+    patterns = FakePatterns({"music_stream": "relevant", "podcast_stream": "relevant"}, default="irrelevant")
+    settings = RetrieveSettings(verify_irrelevant=0)
+    result = execute('RETRIEVE(query="podcast")', store,
+                     Models(patterns=patterns, reranker=FakeReranker("podcast"), embedder=SportsEmbedder()),
+                     today=TODAY, retrieve_settings=settings)
+    assert [r.get("kind") for r in result.rows] == ["podcast_stream"]
+    assert any("kind: music_stream" in n and "sibling is much nearer" in n for n in result.nodes[0].notes)
+    songs = execute('RETRIEVE(query="music")', store,
+                    Models(patterns=FakePatterns({"music_stream": "relevant", "podcast_stream": "partial"},
+                                                 default="irrelevant"),
+                           reranker=FakeReranker("nothing"), embedder=SportsEmbedder()),
+                    today=TODAY, retrieve_settings=settings)
+    assert sorted(r.get("kind") for r in songs.rows) == ["music_stream"] * 5

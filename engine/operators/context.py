@@ -54,6 +54,13 @@ class RetrieveSettings:
     rerank_per_group: int = 300         # search hits of a bigger partial group the reranker judges
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
     rerank_threshold: float = 0.5
+    # a relevant group whose value patterns the classifier tells apart ("activity: Yoga"
+    # among workouts for "yoga class") loses the events of its irrelevant values
+    split_relevant_groups: bool = True
+    # a relevant pattern is only partial when a sibling value of the same key is this
+    # much nearer the query (embedder cosine); None: no such check
+    sibling_margin: float | None = 0.12
+    max_siblings: int = 8               # values of one key compared so; more: names, not categories
     # what the reranker keeps must also be this close to the query in the embedder's
     # space (cosine of the best passage): the reranker, trained here in minutes, let
     # diary days through for "Amazon purchase" (see RETRIEVE's module docstring)

@@ -5,7 +5,12 @@
 2. the PatternClassifier labels one pattern per (source, kind) in the store
    (``engine.retrieval.patterns``): a relevant group is kept *whole, from the store*
    (every Spotify play for "songs I listened to", not only those the search found),
-   an irrelevant one dropped;
+   an irrelevant one dropped. The Embedder checks the classifier's "relevant" against
+   siblings: a kind far below another kind of the same source ("music_stream" beside
+   "podcast_stream" for "podcast episode"), a group whose values it tells apart
+   ("activity: yoga" well above "activity: running" for "yoga class"), or a group
+   whose shared value lies well below another source's ("activity: Run" on every
+   Strava workout) is judged as a partial group instead;
 3. inside each partial group, categorical value patterns (``sport: running`` among
    workouts) mined from the group's candidates and a sample of the group are
    labelled the same way: relevant ones bring all their events from the store,
@@ -25,7 +30,10 @@ This module reads the store and the index; it never writes the store.
 from __future__ import annotations
 
 import logging
+import weakref
+from collections import Counter
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 
 import orjson
@@ -34,7 +42,8 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex, read_events
-from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, pattern_sql, value_patterns
+from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_pattern, group_pattern, matches,
+                                       pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
 
@@ -263,6 +272,145 @@ def _doubt_far_patterns(ctx: OperatorContext, query: str, patterns: list[Pattern
     return out
 
 
+SIBLING_DOUBTED = "relevant, but a sibling is much nearer the query: partial"
+
+
+def _pattern_similarities(ctx: OperatorContext, query: str, texts: list[str]) -> list[float]:
+    """Cosines of pattern descriptions with the query; descriptions' vectors are kept
+    per embedder (a store has a few hundred patterns, asked about again and again)."""
+    embedder = ctx.models.embedder
+    try:
+        cache = _PATTERN_VECTORS.setdefault(embedder, {})
+    except TypeError:  # an embedder that cannot be weakly referenced: no cache
+        cache = {}
+    missing = [t for t in dict.fromkeys(texts) if t not in cache]
+    vectors = embedder.embed([query, *missing])
+    cache.update(zip(missing, vectors[1:]))
+    q = vectors[0]
+    return [sum(a * b for a, b in zip(q, cache[t])) for t in texts]
+
+
+_PATTERN_VECTORS: "weakref.WeakKeyDictionary[object, dict[str, list[float]]]" = weakref.WeakKeyDictionary()
+
+
+def _sibling_key(p: Pattern, fixed: Pattern) -> tuple[str, Pattern] | None:
+    """The key in which ``p`` differs from ``fixed`` (its group, or for a group
+    pattern its source alone), with ``fixed``; None if it adds more than one item."""
+    extra = [item for item in p if item not in fixed]
+    return (extra[0][0], fixed) if len(extra) == 1 else None
+
+
+def _sibling_families(ctx: OperatorContext, query: str, patterns: list[Pattern], labels: list[str],
+                      fixed: list[Pattern]) -> tuple[list[list[int]], dict[int, float]]:
+    """The families of sibling patterns (the same ``fixed`` items, other values of one
+    key) that hold a relevant pattern, and the embedder cosine of each member."""
+    if ctx.models.embedder is None or ctx.retrieve.sibling_margin is None or "relevant" not in labels:
+        return [], {}
+    families: dict[tuple[str, Pattern], list[int]] = {}
+    for i, (p, f) in enumerate(zip(patterns, fixed)):
+        key = _sibling_key(p, f)
+        if key is not None:
+            families.setdefault(key, []).append(i)
+    # a category has a few values; a key with many (conversation titles) names things,
+    # and their cosines spread without saying which kind of thing is asked about
+    found = [ix for ix in families.values()
+             if 1 < len(ix) <= ctx.retrieve.max_siblings and any(labels[i] == "relevant" for i in ix)]
+    ask = sorted({i for ix in found for i in ix})
+    if not ask:
+        return [], {}
+    return found, dict(zip(ask, _pattern_similarities(ctx, query, [describe_pattern(patterns[i]) for i in ask])))
+
+
+def _doubt_weaker_siblings(ctx: OperatorContext, query: str, patterns: list[Pattern], labels: list[str],
+                           fixed: list[Pattern]) -> list[str]:
+    """A pattern the classifier calls relevant is only partial when a sibling (the
+    same ``fixed`` items, another value of the same key) is much nearer the query in
+    the embedder's space. The classifier called "activity: running", "activity:
+    swimming" and "activity: yoga" all relevant for "yoga class" (cosines 0.38,
+    0.40, 0.72), and Spotify's music plays as well as its podcast plays relevant for
+    "podcast episode" (0.18, 0.47): the yoga count took in every workout."""
+    families, sims = _sibling_families(ctx, query, patterns, labels, fixed)
+    out = list(labels)
+    for ix in families:
+        best = max(sims[i] for i in ix)
+        for i in ix:
+            if labels[i] == "relevant" and sims[i] < best - ctx.retrieve.sibling_margin:
+                out[i] = SIBLING_DOUBTED
+    return out
+
+
+def _value_labels(ctx: OperatorContext, query: str, group: Pattern,
+                  value_pats: list[tuple[Pattern, int]]) -> list[str]:
+    pats = [p for p, _ in value_pats]
+    labels = _doubt_far_patterns(ctx, query, pats, _classify(ctx, query, pats))
+    return _doubt_weaker_siblings(ctx, query, pats, labels, [group] * len(pats))
+
+
+@dataclass
+class _Survey:
+    """What a relevant group's sample says about its values for one query."""
+    splits: bool                                   # its values tell its events apart
+    best: dict[str, float]                         # key -> cosine of its nearest relevant value
+    universal: list[tuple[str, float]]             # (key, cosine) of values nearly all its events share
+
+
+def _survey(ctx: OperatorContext, query: str, source: str, kind: str) -> _Survey | None:
+    """A group the classifier calls relevant is better judged as a partial one when its
+    value patterns tell its events apart, a relevant value standing well above a
+    sibling in the embedder's space ("activity: yoga" at 0.72, "activity: running" at
+    0.38 for "yoga class"). A key whose values the classifier labels differently but
+    the embedder cannot tell apart ("skipped: false" and "skipped: true" for "songs I
+    listened to") splits nothing. The survey also keeps, for the comparison across
+    sources, the cosine of each key's best relevant value and of the values nearly
+    every event of the group shares (Strava's "activity: Run")."""
+    settings = ctx.retrieve
+    if not settings.split_relevant_groups or ctx.models.patterns is None or ctx.models.embedder is None:
+        return None
+    group = group_pattern(source, kind)
+    sample = fetch_events(ctx, _sample(ctx, source, kind, settings.group_sample))
+    value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
+    pats = [p for p, _ in value_pats]
+    labels = _doubt_far_patterns(ctx, query, pats, _classify(ctx, query, pats))
+    families, sims = _sibling_families(ctx, query, pats, labels, [group] * len(pats))
+    splits, best = False, {}
+    for ix in families:
+        top = max((sims[i] for i in ix if labels[i] == "relevant"), default=None)
+        if top is None:
+            continue
+        best[_sibling_key(pats[ix[0]], group)[0]] = top
+        splits = splits or any(sims[i] < top - settings.sibling_margin for i in ix)
+    shared = universal_items(group, (e.items for e in sample))
+    cos = _pattern_similarities(ctx, query, [describe_pattern(with_item(group, item)) for item in shared]) \
+        if shared else []
+    return _Survey(splits, best, [(k, c) for (k, _), c in zip(shared, cos)])
+
+
+def universal_items(group: Pattern, items_per_event: Iterable[set]) -> list[tuple[str, str]]:
+    """The items (key, value) that more than ``MAX_VALUE_SHARE`` of a group's sampled
+    events share, one value per key: what the group is, beyond its kind and source
+    (``value_patterns`` leaves them out, since they split nothing)."""
+    own = {k for k, _ in group}
+    events = list(items_per_event)
+    counts: Counter = Counter(i for items in events for i in items if i[0] not in own)
+    keys = Counter(k for k, _ in counts)
+    return sorted(item for item, c in counts.items() if c > MAX_VALUE_SHARE * len(events) and keys[item[0]] == 1
+                  and not item[1].replace(".", "", 1).isdigit()) if events else []
+
+
+def _outranked(surveys: dict[tuple[str, str], _Survey], margin: float) -> set[tuple[str, str]]:
+    """Relevant groups of one kind from other sources whose shared value lies well
+    below another group's best relevant value of the same key: for "yoga class",
+    Strava's workouts ("activity: Run", 0.3) beside Apple Health's "activity: yoga" (0.72)."""
+    out = set()
+    for g, survey in surveys.items():
+        for key, cos in survey.universal:
+            rivals = [other.best[key] for h, other in surveys.items()
+                      if h != g and h[1] == g[1] and key in other.best]
+            if rivals and cos < max(rivals) - margin:
+                out.add(g)
+    return out
+
+
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     """Group patterns first (a whole kind of event is in or out), value patterns
     inside the partial groups, the reranker for the search candidates no pattern
@@ -290,11 +438,23 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     groups = _groups(ctx)
     group_pats = [group_pattern(s, k) for s, k, _ in groups]
     group_labels = _classify(ctx, query, group_pats)
+    # siblings: the kinds of one source ("kind: podcast_stream" beside "kind: music_stream")
+    group_labels = _doubt_weaker_siblings(ctx, query, group_pats, group_labels,
+                                          [(("source", s),) for s, _, _ in groups])
+    doubted_groups = {(s, k) for (s, k, _), lab in zip(groups, group_labels) if lab == SIBLING_DOUBTED}
     ctx.check_cancel()
     kept_ids: dict[str, None] = {}
     decided: list[str] = []
     partial_groups: list[tuple[str, str]] = []
+    surveys = {(source, kind): survey for (source, kind, _), label in zip(groups, group_labels)
+               if label == "relevant" and (survey := _survey(ctx, query, source, kind)) is not None}
+    outranked = _outranked(surveys, settings.sibling_margin) if surveys else set()
+    doubted_groups |= outranked
     for (source, kind, n), p, label in zip(groups, group_pats, group_labels):
+        if (source, kind) in outranked:
+            label = "relevant, but another source's like events are nearer the query: partial"
+        elif label == "relevant" and surveys.get((source, kind)) and surveys[(source, kind)].splits:
+            label = "relevant, but its values tell its events apart: partial"
         decided.append(f"{describe_pattern(p)} [{label}, {n}]")
         if label == "relevant":
             kept_ids.update(dict.fromkeys(_ids_where(ctx, p)))
@@ -348,8 +508,9 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         sample = members + fetch_events(ctx, [i for i in _sample(ctx, source, kind, settings.group_sample)
                                               if i not in seen])
         value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
-        labels = _doubt_far_patterns(ctx, query, [p for p, _ in value_pats],
-                                     _classify(ctx, query, [p for p, _ in value_pats]))
+        labels = _value_labels(ctx, query, group, value_pats)
+        if (source, kind) in doubted_groups:  # a sibling kind is the one asked about: no value is taken whole
+            labels = [SIBLING_DOUBTED if lab == "relevant" else lab for lab in labels]
         relevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "relevant"]
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in revived else [

@@ -364,7 +364,8 @@ def _survey(ctx: OperatorContext, query: str, source: str, kind: str) -> _Survey
     sources, the cosine of each key's best relevant value and of the values nearly
     every event of the group shares (Strava's "activity: Run")."""
     settings = ctx.retrieve
-    if not settings.split_relevant_groups or ctx.models.patterns is None or ctx.models.embedder is None:
+    if (not settings.split_relevant_groups or settings.sibling_margin is None or ctx.models.patterns is None
+            or ctx.models.embedder is None):
         return None
     group = group_pattern(source, kind)
     sample = fetch_events(ctx, _sample(ctx, source, kind, settings.group_sample))

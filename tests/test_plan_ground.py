@@ -35,6 +35,10 @@ def test_ungrounded_time_conditions_are_dropped(question, plan, expected):
      f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: month(e.start) == 6 and year(e.start) == 2023), fct=len)'),
     ("How many emails did I send last year?",
      'APPLY(l=FILTER(l=RETRIEVE(query="email"), filter=lambda e: year(e.start) == year(today()) - 1), fct=len)'),
+    ("How many times did I run this week?",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: e.start >= today() - days(7)), fct=len)'),
+    ("How many runs over the last few weeks?",
+     f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: e.start >= today() - days(21)), fct=len)'),
     ("How many runs in the past 30 days?",
      f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: e.start >= today() - days(30)), fct=len)'),
     ("How often did I do yoga on weekends?",
@@ -139,6 +143,14 @@ def test_counting_different_things_counts_groups(question, plan, expected):
      f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: weekday(e.start) == 5 and day(e.start) == 1 and '
      'contains(e.text, "Ana")), fct=len)',
      f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: contains(e.text, "Ana")), fct=len)'),
+    # a unit alone names no window: "which year", "each day" (TimelineQA)
+    ("Which month of which year did I go swimming the most?",
+     'GROUP_BY(l=FILTER(l=RETRIEVE(query="swimming"), filter=lambda e: year(e.start) == year(today()) - 1), '
+     'attr_names=["month"])',
+     'GROUP_BY(l=RETRIEVE(query="swimming"), attr_names=["month"])'),
+    ("How long do I spend on average each day talking to my friends?",
+     'AVG(l=FILTER(l=RETRIEVE(query="talk"), filter=lambda e: e.start >= today() - days(1)), attr_name="hours")',
+     'AVG(l=RETRIEVE(query="talk"), attr_name="hours")'),
     # dates in a year the question does not name
     ("how many songs did i listen to during my trip to Mexico City",
      'APPLY(l=FILTER(l=RETRIEVE(query="song"), filter=lambda e: e.start >= date(2023, 10, 1)), fct=len)',

@@ -34,10 +34,13 @@ from engine.plan.validate import text_attributes
 
 _COUNTING = re.compile(r"\b(how many|how often|number of|count)\b", re.I)
 
+# a window relative to today: "last year", "this week", "the past 30 days", "3 days ago";
+# a unit alone is none ("which year", "each day", "per month")
 _RELATIVE = re.compile(
-    r"\b(today|tonight|yesterday|tomorrow|week|weeks|weekend|month|months|year|years|day|days|ago|recent|"
-    r"recently|lately|since|past|previous|current|currently|so far|this (morning|evening|spring|summer|autumn|"
-    r"fall|winter))\b", re.I)
+    r"\b(today|tonight|yesterday|tomorrow|ago|recent|recently|lately|since|so far|currently|nowadays|"
+    r"these days|(last|this|next|past|previous|current|coming)\s+(\d+\s+|few\s+|couple( of)?\s+)?"
+    r"(day|days|week|weeks|weekend|weekends|month|months|year|years|quarter|decade|morning|evening|night|"
+    r"spring|summer|autumn|fall|winter))\b", re.I)
 _MONTHS = re.compile(
     r"\b(jan(uary)?|feb(ruary)?|mar(ch)?|apr(il)?|may|june?|july?|aug(ust)?|sep(t|tember)?|oct(ober)?|"
     r"nov(ember)?|dec(ember)?|spring|summer|autumn|fall|winter|christmas|easter|birthday|anniversary|month|months|"

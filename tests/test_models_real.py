@@ -35,6 +35,16 @@ def test_embedder_orders_by_meaning(registry):
     assert _cos(q, near) > _cos(q, far) + 0.1
 
 
+def test_a_texts_vector_does_not_depend_on_the_texts_beside_it(registry):
+    """The registry's embedder runs each text alone (no padding to pay for), so
+    RETRIEVE's cosine gate decides the same way whatever else a question embeds."""
+    emb = registry.embedder()
+    text = "kind: podcast_stream | show: Kathrin Talks | source: spotify"
+    alone = emb.embed([text])[0]
+    among = emb.embed(["running", text, "a much longer text " * 20, "x"])[1]
+    assert alone == among
+
+
 def test_sparse_encoder_weights_query_terms(registry):
     enc = registry.sparse_encoder()
     [weights] = enc.encode(["how many songs by taylor swift did I play"])

@@ -36,7 +36,12 @@ def _feed(tok, texts: Sequence[str]) -> dict:
 
 
 class OnnxEmbedder:
-    """``engine.protocols.Embedder``: mean-pooled, L2-normalised MiniLM vectors."""
+    """``engine.protocols.Embedder``: mean-pooled, L2-normalised MiniLM vectors.
+
+    ``batch_size=1`` (the registry's choice) runs each text alone: a batch pads every
+    text to its longest, and the padding costs as much as text. Measured in one run
+    on 384 p5 passages of up to 256 characters: 9.4–9.9 ms a passage alone, 17.8 in
+    batches of 64. A text's vector never depends on the texts beside it either."""
 
     dimension = 384
 

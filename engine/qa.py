@@ -154,6 +154,11 @@ class HindsightEngine:
         if not question:
             return Answer(question, False, None, "Ask a question about your data, e.g. "
                           "“How often did I go running last month?”", today=today)
+        if self.store.count() == 0:  # nothing to plan over: say what to do instead of "found nothing"
+            return Answer(question, False, None,
+                          "Nothing has been imported yet, so there is nothing to answer from. Import an export "
+                          "first: in the app, File ▸ Import files… (or drop the files on the window); on the "
+                          "command line, hindsight import FILE.", today=today)
         previous = history[-1].question if history and is_follow_up(question) else None
         calls_before = self.planner.llm_calls
         try:
@@ -262,6 +267,8 @@ def _sentence(op: str, value: Any, n_evidence: int, note: str) -> str:
         return f"{shown}{src}."
     if op in ("SUM", "AVG", "MIN", "MAX"):
         word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]
+        if op in ("MIN", "MAX") and isinstance(value, (date, datetime)):  # "when did I first ...": a time
+            word = "The earliest is" if op == "MIN" else "The latest is"
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
         return f"{shown}{src}."

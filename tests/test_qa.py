@@ -72,6 +72,17 @@ def test_sum_of_extracted_amounts(engine_over):
     assert "In total: 22.50" in ans.answer_text
 
 
+def test_the_first_or_last_time_is_the_earliest_or_latest_not_the_smallest(engine_over):
+    events = [_workout(d, "running", 5.0) for d in (3, 9, 20)]
+    eng, _ = engine_over(events, {"When did I first go running?": [
+        'MIN(l=RETRIEVE(query="running"), attr_name="start")'], "How far was my longest run?": [
+        'MAX(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+        'attr_name="distance_km")']})
+    first = eng.ask("When did I first go running?", today=date(2024, 4, 1))
+    assert first.ok and first.answer_text.startswith("The earliest is: ")
+    assert eng.ask("How far was my longest run?", today=date(2024, 4, 1)).answer_text.startswith("The largest is: 5")
+
+
 def test_a_grouping_answers_with_the_groups_largest_first(engine_over):
     events = [_workout(d, a, 5.0) for d, a in ((1, "swimming"), (2, "running"), (3, "running"), (4, "cycling"),
                                                 (5, "running"), (6, "cycling"))]
@@ -140,3 +151,11 @@ def test_a_plan_ending_in_extract_answers_with_the_extracted_values(engine_over)
     ans = eng.ask("How far did I run on 2024/03/03?", today=date(2024, 4, 1))
     assert ans.ok and ans.answer == [7.5], ans.answer_text
     assert ans.answer_text.startswith("1 value: 7.50")
+
+
+def test_an_empty_store_says_to_import_first_without_planning(engine_over):
+    eng, llm = engine_over([], {})
+    ans = eng.ask("How often did I do yoga in total?", today=date(2024, 4, 1))
+    assert not ans.ok and "Nothing has been imported yet" in ans.answer_text
+    assert "hindsight import" in ans.answer_text
+    assert ans.llm_calls == 0 and eng.planner.llm_calls == 0

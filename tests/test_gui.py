@@ -654,3 +654,19 @@ def test_a_failing_refresh_is_reported_and_does_not_hold_questions_back(qtbot, m
     with qtbot.waitSignal(w.ask.ask_failed, timeout=WAIT) as failed:
         assert w.ask.ask("How many Spotify events do I have?")
     assert "No space left on device" in failed.args[0]
+
+
+def test_an_answer_that_ran_no_plan_shows_no_plan_or_evidence_links(qtbot):
+    from datetime import date
+
+    from app.gui.ask import AnswerCard
+
+    empty = AnswerCard(Answer("How often did I do yoga?", False, None, "Nothing has been imported yet, …",
+                              today=date(2024, 1, 1)), lambda a: None, [])
+    qtbot.addWidget(empty)
+    assert empty.plan_button.isHidden() and empty.evidence_button.isHidden()
+    found_nothing = AnswerCard(Answer("How often did I do yoga?", False, None, "I found nothing …",
+                                      plan_text='RETRIEVE(query="yoga")', today=date(2024, 1, 1)), lambda a: None, [])
+    qtbot.addWidget(found_nothing)
+    assert not found_nothing.plan_button.isHidden() and not found_nothing.evidence_button.isHidden()
+    assert not found_nothing.evidence_button.isEnabled()  # "0 source events", greyed

@@ -140,7 +140,11 @@ class AnswerCard(QFrame):
         row.addWidget(self.evidence_button)
         self.plan_button = QPushButton("Show plan ▸")
         self.plan_button.setObjectName("link")
-        self.plan_button.setEnabled(answer.plan is not None or bool(answer.plan_text))
+        has_plan = answer.plan is not None or bool(answer.plan_text)
+        self.plan_button.setEnabled(has_plan)
+        # an answer that rests on nothing and ran no plan (an empty store, an empty question) has no links
+        self.plan_button.setVisible(has_plan)
+        self.evidence_button.setVisible(has_plan or n > 0)
         self.plan_button.setToolTip("How the answer was computed: each operator, its rows and its time")
         self.plan_button.clicked.connect(self.toggle_plan)
         row.addWidget(self.plan_button)

@@ -79,7 +79,7 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     common = int(np.argmin(held[:n] == np.asarray(tokens[:n]))) if n else 0
     if n and held[common] == tokens[common]:
         common = n  # no difference within the first n tokens
-    llm.n_tokens = common  # eval() drops the KV entries from here on
+    llm.n_tokens = common  # llm.eval() then drops the KV entries from here on
     llm.eval(tokens[common:])
 
     gate.reset()

@@ -264,7 +264,7 @@ def _doubt_far_patterns(ctx: OperatorContext, query: str, patterns: list[Pattern
     doubt = [i for i, label in enumerate(labels) if label == "relevant"]
     if not doubt:
         return labels
-    near = similarities(ctx.models.embedder, query, [describe_pattern(patterns[i]) for i in doubt])
+    near = _pattern_similarities(ctx, query, [describe_pattern(patterns[i]) for i in doubt])
     out = list(labels)
     for i, sim in zip(doubt, near):
         if sim < ctx.retrieve.min_similarity:
@@ -283,6 +283,7 @@ def _pattern_similarities(ctx: OperatorContext, query: str, texts: list[str]) ->
         cache = _PATTERN_VECTORS.setdefault(embedder, {})
     except TypeError:  # an embedder that cannot be weakly referenced: no cache
         cache = {}
+    texts = [t[:SIMILARITY_CHARS] for t in texts]  # what ``similarities`` reads of a text
     missing = [t for t in dict.fromkeys(texts) if t not in cache]
     vectors = embedder.embed([query, *missing])
     cache.update(zip(missing, vectors[1:]))

@@ -75,10 +75,9 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
 
     tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
     held = llm.input_ids[:llm.n_tokens]
-    n = min(len(held), len(tokens) - 1)
-    common = int(np.argmin(held[:n] == np.asarray(tokens[:n]))) if n else 0
-    if n and held[common] == tokens[common]:
-        common = n  # no difference within the first n tokens
+    n = min(len(held), len(tokens) - 1)  # the last prompt token is evaluated anyway, for its logits
+    same = held[:n] == np.asarray(tokens[:n], dtype=held.dtype)
+    common = n if same.all() else int(np.argmin(same))
     llm.n_tokens = common  # llm.eval() then drops the KV entries from here on
     llm.eval(tokens[common:])
 

@@ -170,6 +170,14 @@ def make_window(qtbot, store, settings, tmp_path, encoders):
         w.shutdown()
 
 
+def _press(qtbot, window, key, modifier=Qt.KeyboardModifier.NoModifier) -> None:
+    """Press a window shortcut as a user would: in the active window. Shortcuts are window-scoped,
+    and a window left active by another test would otherwise take the key."""
+    window.activateWindow()
+    qtbot.waitUntil(lambda: QApplication.activeWindow() is window, timeout=WAIT)
+    qtbot.keyClick(window, key, modifier)
+
+
 def _drop(window, paths) -> None:
     mime = QMimeData()
     mime.setUrls([QUrl.fromLocalFile(str(p)) for p in paths])
@@ -272,7 +280,7 @@ def test_escape_cancels_a_running_question(qtbot, make_window, store):
     qtbot.waitUntil(lambda: "Planning step 1" in w.ask.progress_label.text(), timeout=WAIT)
     assert w.ask.progress_row.isVisible()
     with qtbot.waitSignal(w.ask.ask_cancelled, timeout=WAIT):
-        qtbot.keyClick(w, Qt.Key.Key_Escape)
+        _press(qtbot, w, Qt.Key.Key_Escape)
     # the worker notices the cancel on its own thread, possibly after the signal
     qtbot.waitUntil(engine.saw_cancel.is_set, timeout=WAIT)
     # the pane is ready again once the job's 'finished' arrives, which the worker
@@ -303,7 +311,7 @@ def test_escape_cancels_a_running_import(qtbot, make_window, store, spotify_zip,
         w.sources.import_paths([str(spotify_zip)])
         assert w.sources.cancel_button.isEnabled()
         qtbot.waitUntil(started.is_set, timeout=WAIT)
-        qtbot.keyClick(w, Qt.Key.Key_Escape)
+        _press(qtbot, w, Qt.Key.Key_Escape)
     report = blocker.args[0]
     assert report.files and {f.status for f in report.files} == {"cancelled"}
     assert report.added == 0 and store.count() == 0
@@ -376,8 +384,7 @@ def test_ctrl_l_focuses_the_question_box(qtbot, make_window):
     w = make_window()
     qtbot.waitUntil(lambda: w.ask.engine is not None, timeout=WAIT)
     w.tabs.setCurrentWidget(w.timeline)
-    w.activateWindow()
-    qtbot.keyClick(w, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
+    _press(qtbot, w, Qt.Key.Key_L, Qt.KeyboardModifier.ControlModifier)
     assert w.tabs.currentWidget() is w.ask
     qtbot.waitUntil(lambda: QApplication.focusWidget() is w.ask.question, timeout=WAIT)
 
@@ -538,7 +545,7 @@ def test_escape_cancels_a_question_waiting_for_the_index_but_not_the_indexing(qt
     qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
     assert w.ask.ask("How many Spotify events do I have?")
     with qtbot.waitSignal(w.ask.ask_cancelled, timeout=WAIT):
-        qtbot.keyClick(w, Qt.Key.Key_Escape)
+        _press(qtbot, w, Qt.Key.Key_Escape)
     assert not w.ask.progress_row.isVisible() and w.ask.ask_button.isEnabled()
     assert w.ask.index_row.isVisible() and w.ask.indexer.running  # the next question needs it too
     with qtbot.waitSignal(w.ask.indexer.finished, timeout=WAIT):
@@ -670,3 +677,4 @@ def test_an_answer_that_ran_no_plan_shows_no_plan_or_evidence_links(qtbot):
     qtbot.addWidget(found_nothing)
     assert not found_nothing.plan_button.isHidden() and not found_nothing.evidence_button.isHidden()
     assert not found_nothing.evidence_button.isEnabled()  # "0 source events", greyed
+

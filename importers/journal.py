@@ -2,9 +2,12 @@
 ``2023-04-05.md``, Logseq ``journals/2023_04_05.md``, anywhere in a folder or zip) and
 the Day One JSON export (``Journal.json``: ``{"metadata": ..., "entries": [...]}``).
 
-A daily note is one ``note`` event spanning that local day in the home zone; its text
-is the note without front matter, its tags (front matter and inline ``#tags``) become
-attributes. A Day One entry is one ``note`` at its creation time, offset from the
+A daily note holds the day's entries: each paragraph (a block between blank lines; in a
+Logseq journal each top-level bullet) is one ``note`` event spanning that local day in the
+home zone, so "how many times did I ..." counts what happened, not the days it was written
+on. Headings are not entries; an entry under one takes it as its title. A note of one
+paragraph is one event whose text is the note without front matter. Tags (front matter,
+page properties and the entry's inline ``#tags``) become attributes. A Day One entry is one ``note`` at its creation time, offset from the
 entry's own ``timeZone``. Other Markdown files are not ours (recognize returns 0).
 This module only parses; it never writes the store.
 """
@@ -13,6 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from datetime import date, datetime, time, timedelta
+from typing import NamedTuple
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import ijson
@@ -26,6 +30,8 @@ _MAX_RAW = 4000
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+(.+?)\s*#*\s*$")
 _INLINE_TAG = re.compile(r"(?<![\w#/&])#([^\W\d][\w/-]*)")
 _LOGSEQ_PROPERTY = re.compile(r"^\s*-?\s*([A-Za-z][\w-]*)::\s*(.*)$")
+_RULE = re.compile(r"^\s{0,3}([-*_])(?:\s*\1){2,}\s*$")
+_BULLET = re.compile(r"^[-*+]\s+")
 _FM_LINE = re.compile(r"^([A-Za-z_][\w -]*?)\s*:\s*(.*)$")
 _DAYONE_ESCAPE = re.compile(r"\\([\\`*_{}\[\]()#+\-.!>|~])")
 _DAYONE_MEDIA = re.compile(r"!\[[^\]]*\]\(dayone-moment:[^)]*\)\s*")
@@ -183,8 +189,8 @@ def read_daily_note(entry: Entry) -> Iterator[Event | ImportIssue]:
     if issue:
         yield issue
     text = text.replace("\r\n", "\n").replace("\r", "\n")
-    meta, body = split_front_matter(text)
-    body = body.strip()
+    meta, raw_body = split_front_matter(text)
+    body = raw_body.strip()
     if not body:
         yield ImportIssue(loc, "the note is empty (nothing after the front matter)")
         return
@@ -200,21 +206,79 @@ def read_daily_note(entry: Entry) -> Iterator[Event | ImportIssue]:
     zone = entry.context.home_tz
     start = datetime.combine(day, time(0, 0), tzinfo=zone).astimezone(UTC).astimezone(zone)
     end = datetime.combine(day + timedelta(days=1), time(0, 0), tzinfo=zone).astimezone(UTC).astimezone(zone)
-    attrs: dict[str, object] = {"date": day.isoformat(), "weekday": f"{day:%A}",
-                                "words": len(body.split()), "file": entry.basename}
-    tags = _tags_of(meta, body)
-    if tags:
-        attrs["tags"] = tags
+    base: dict[str, object] = {"date": day.isoformat(), "weekday": f"{day:%A}"}
+    fm: dict[str, object] = {}
     for key, value in meta.items():
-        if key in _RESERVED_FM or not isinstance(value, str) or not value or len(attrs) > 30:
+        if key in _RESERVED_FM or not isinstance(value, str) or not value or len(fm) > 24:
             continue
-        attrs[re.sub(r"\W+", "_", key).strip("_") or "field"] = value[:200]
-    yield Event(
-        source="journal", kind="note", start=start, end=end, title=title or day.isoformat(), text=body,
-        attributes=attrs, tz_offset_min=offset_minutes(start, zone),
-        key=f"daily|{day.isoformat()}|{entry.basename.lower()}", locator=loc,
-        raw=text if len(text) <= _MAX_RAW else text[:_MAX_RAW] + "…",
-    )
+        fm[re.sub(r"\W+", "_", key).strip("_") or "field"] = value[:200]
+    first_line = text.count("\n") - raw_body.count("\n") + 1
+    entries, properties = _entries(raw_body, first_line, logseq="_" in entry.basename[:10])
+    if len(entries) <= 1:
+        entries = [_Entry(first_line, body, title or day.isoformat(), text)]
+        properties = []
+    for n, e in enumerate(entries, start=1):
+        attrs = dict(base, words=len(e.text.split()), file=entry.basename)
+        tags = _tags_of(meta, "\n".join(properties + [e.text]))
+        if tags:
+            attrs["tags"] = tags
+        attrs.update(fm)
+        single = len(entries) == 1
+        yield Event(
+            source="journal", kind="note", start=start, end=end,
+            title=(title if single else e.section or title) or day.isoformat(), text=e.text,
+            attributes=attrs, tz_offset_min=offset_minutes(start, zone),
+            # entry 1 keeps the whole note's key, so a note that grows a paragraph keeps its first one
+            key=f"daily|{day.isoformat()}|{entry.basename.lower()}" + ("" if n == 1 else f"|{n}"),
+            locator=loc if single else f"{loc}, line {e.line}",
+            raw=e.raw if len(e.raw) <= _MAX_RAW else e.raw[:_MAX_RAW] + "…",
+        )
+
+
+class _Entry(NamedTuple):
+    line: int  # 1-based, in the file
+    text: str
+    section: str  # the heading above it, or ""
+    raw: str
+
+
+def _entries(body: str, first_line: int, logseq: bool) -> tuple[list[_Entry], list[str]]:
+    """The note's entries and its property-only blocks (Logseq ``tags:: a, b``: they
+    describe the page, so every entry carries them)."""
+    entries: list[_Entry] = []
+    properties: list[str] = []
+    block: list[tuple[int, str]] = []
+    section = ""
+    in_code = False
+
+    def flush() -> None:
+        if not block:
+            return
+        lines = [ln for _, ln in block]
+        if all(_LOGSEQ_PROPERTY.match(ln) for ln in lines):
+            properties.extend(lines)
+        else:
+            shown = [_BULLET.sub("", lines[0], count=1) if logseq else lines[0]] + lines[1:]
+            entries.append(_Entry(block[0][0], "\n".join(shown).strip(), section, "\n".join(lines)))
+        block.clear()
+
+    for i, line in enumerate(body.split("\n")):
+        if line.lstrip().startswith("```"):
+            in_code = not in_code
+        elif not in_code:
+            if not line.strip() or _RULE.match(line):
+                flush()
+                continue
+            heading = _HEADING.match(line)
+            if heading:
+                flush()
+                section = heading.group(1).strip()
+                continue
+            if logseq and _BULLET.match(line):
+                flush()
+        block.append((first_line + i, line))
+    flush()
+    return entries, properties
 
 
 # ---- Day One JSON ------------------------------------------------------------------
@@ -340,7 +404,7 @@ def read_dayone(entry: Entry) -> Iterator[Event | ImportIssue]:
 
 IMPORTERS = (
     Importer(
-        name="journal_daily_notes", title="Markdown daily notes", version="1", source="journal",
+        name="journal_daily_notes", title="Markdown daily notes", version="2", source="journal",
         recognize=_recognize_daily, read=read_daily_note,
         description="Obsidian/Logseq daily notes named YYYY-MM-DD.md or YYYY_MM_DD.md",
         ignores=("logseq.config.edn", "custom.css", "workspace.json", "workspace-mobile.json",

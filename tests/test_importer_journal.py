@@ -37,9 +37,15 @@ def _import(store, path):
 
 def test_vault_folder(store):
     rep = _import(store, HERE / "vault")
-    assert rep["added"] == 3
+    assert rep["added"] == 4
     assert [Path(p).name for p in rep["unrecognized"]] == ["Project ideas.md"]
-    rows = {r["attributes"]["date"]: r for r in store.events(source="journal", kind="note")}
+    events = store.events(source="journal", kind="note")
+    rows = {r["attributes"]["date"]: r for r in events}
+    # a Logseq journal's top-level bullets are its entries; its page properties tag them all
+    brunch, movie = sorted((r for r in events if r["attributes"]["date"] == "2023-03-26"), key=lambda r: r["locator"])
+    assert (brunch["text"], brunch["locator"]) == ("Had brunch with Tom at Café Einstein.", "2023_03_26.md, line 1")
+    assert (movie["text"], movie["locator"]) == ("Watched a movie in the evening.", "2023_03_26.md, line 3")
+    assert brunch["start"] == movie["start"]
     lake = rows["2023-03-25"]
     assert lake["title"] == "Saturday at the lake"
     assert lake["attributes"]["tags"] == ["family", "outdoors", "summer"]
@@ -65,7 +71,7 @@ def test_zip_reimport_and_edited_note(store, tmp_path):
             zf.write(p, "MyVault/" + p.relative_to(HERE / "vault").as_posix())
         zf.writestr("MyVault/.obsidian/workspace.json", "{}")
     rep = _import(store, z)
-    assert rep["added"] == 3
+    assert rep["added"] == 4
     assert any(i["path"].endswith("workspace.json") for i in rep["ignored"])
     rep = _import(store, HERE / "vault")
     assert rep["added"] == 0 and all(f["status"] == "already_imported" for f in rep["files"])
@@ -107,6 +113,27 @@ def test_dayone(store):
     # the entry's own zone, not the home zone: 19:30 on the 4th in New York
     assert july["tz_offset_min"] == -240 and july["attributes"]["date"] == "2023-07-04"
     assert rows["C1"]["tz_offset_min"] == 120  # unknown zone: home zone in summer
+
+
+def test_paragraphs_are_entries(store, tmp_path):
+    note = tmp_path / "2023-05-06.md"
+    note.write_text("---\ntitle: Saturday\ntags: [weekend]\n---\n# Morning\n\nRan 10 km with Ana.\n"
+                    "Felt strong. #running\n\n---\n\n# Evening\n\nPizza at Da Michele.\n\n"
+                    "```\nshopping list\n\nmilk\n```\n")
+    rep = _import(store, note)
+    assert rep["added"] == 3 and rep["skipped"] == 0
+    run, pizza, code = sorted(store.events(source="journal", with_raw=True), key=lambda r: int(r["locator"].split()[-1]))
+    assert (run["title"], run["text"], run["locator"]) == ("Morning", "Ran 10 km with Ana.\nFelt strong. #running",
+                                                          "2023-05-06.md, line 7")
+    assert run["attributes"]["tags"] == ["weekend", "running"] and run["attributes"]["words"] == 8
+    assert (pizza["title"], pizza["text"], pizza["locator"]) == ("Evening", "Pizza at Da Michele.", "2023-05-06.md, line 14")
+    assert pizza["attributes"]["tags"] == ["weekend"] and pizza["raw"] == "Pizza at Da Michele."
+    assert code["text"] == "```\nshopping list\n\nmilk\n```"  # a code block is one entry, blank lines and all
+    # a note that grows a paragraph later adds that paragraph and keeps the ones it had
+    note.write_text(note.read_text() + "\nLate walk by the river.\n")
+    rep = _import(store, note)
+    assert rep["added"] == 1 and rep["duplicates"] == 3
+    assert "Late walk by the river." in {r["text"] for r in store.events(source="journal")}
 
 
 @pytest.mark.skipif(not TIMELINEQA.exists(), reason="TimelineQA data not available")

@@ -550,6 +550,27 @@ def test_an_irrelevant_kind_whose_search_hits_pass_the_reranker_is_judged_after_
     assert unchecked.rows == []
 
 
+def test_one_search_hit_in_eight_passing_the_reranker_does_not_revive_an_irrelevant_kind(store):
+    t = datetime(2024, 2, 1, 9, 0, tzinfo=BERLIN)
+    songs = [ev("spotify", "music_stream", t + timedelta(hours=i), 4, f"New Order – Song {i}",
+                f"Listened to Song {i} by New Order", artist="New Order") for i in range(7)]
+    songs.append(ev("spotify", "music_stream", t + timedelta(hours=8), 3, "Buy Mention – Order Above",
+                    "Listened to Order Above by Buy Mention", artist="Buy Mention"))
+    orders = [ev("amazon", "purchase", t + timedelta(days=d), 1, f"Order {d}: coffee beans",
+                 "Amazon order of coffee beans", total=9.5) for d in range(1, 4)]
+    add(store, songs + orders)
+    patterns = FakePatterns({"purchase": "relevant"}, default="irrelevant")
+    reranker = FakeReranker("buy")  # passes the song named "Buy Mention", and nothing else
+    result = execute('RETRIEVE(query="buy order")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    assert sorted(r.get("title") for r in result.rows) == [f"Order {d}: coffee beans" for d in range(1, 4)]
+    assert not any("search hits pass the reranker" in n for n in result.nodes[0].notes)
+    # two songs that pass are no noise: the kind is judged song by song after all
+    add(store, [ev("spotify", "music_stream", t + timedelta(hours=9), 3, "Buy Mention – Order Below",
+                   "Listened to Order Below by Buy Mention", artist="Buy Mention")])
+    again = execute('RETRIEVE(query="buy order")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    assert {"Buy Mention – Order Above", "Buy Mention – Order Below"} <= {r.get("title") for r in again.rows}
+
+
 class WindowedReranker(FakeReranker):
     """Reads only the first ``window`` characters, as the real one reads 64 tokens."""
 

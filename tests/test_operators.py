@@ -745,6 +745,26 @@ def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(s
     assert extractor.calls == [40, 32, 8]
 
 
+def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):
+    """The planner writes FILTER(EXTRACT(...), year == ...): the extractor read every
+    year's notes to keep one year's. The year and title conditions now run under the EXTRACT
+    and the mood condition, which reads what EXTRACT writes, stays above it."""
+    add(store, [ev("diary", "note", datetime(2023, 12, 2, 8, tzinfo=BERLIN) + timedelta(days=i), 5,
+                   f"Day {i}", f"Felt {'great' if i % 3 else 'tired'} today") for i in range(60)])
+    plan = ('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="felt"), attr_names=["mood"], attr_types=[str]), '
+            'filter=lambda e: year(e.start) == 2024 and e["mood"] == "great" and e.title != "Day 40"), fct=len)')
+    extractor = FakeExtractor(lambda key, text: re.search(r"Felt (\w+)", text).group(1))
+    result = execute(plan, store, Models(extractor=extractor), today=TODAY)
+    # 60 days from 2 December 2023: 30 in 2024, 20 of them great, day 40 is one of those
+    assert result.value == 19 and len(result.evidence) == 19
+    # the year and the title conditions ran first: the extractor read 2024's 29 notes
+    # (the sample, then the batch), not the 50 + 60 it read before
+    assert extractor.calls == [29, 29]
+    assert [(n.operator, n.rows) for n in result.nodes] == [
+        ("APPLY", 1), ("FILTER", 19), ("EXTRACT", 29), ("FILTER", 29), ("RETRIEVE", 60)]
+    assert result.nodes[1].plan.endswith('filter=lambda e: e["mood"] == "great")')
+
+
 def test_extract_learns_a_mapping_from_the_extractors_answers(store):
     add(store, [ev("lastfm", "scrobble", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(hours=i), 3,
                    f"Track {i}", band="Muse" if i % 3 else "Blur") for i in range(60)])

@@ -1,0 +1,48 @@
+"""Plan rewrites that keep the answer and cut the extractor's work."""
+from __future__ import annotations
+
+import pytest
+
+from engine.plan import check_plan, parse_plan
+from engine.plan.optimize import filter_before_extract
+from engine.plan.printer import print_plan
+
+RUNS = 'RETRIEVE(query="running")'
+
+
+def _opt(text: str) -> str:
+    plan = parse_plan(text)
+    out = filter_before_extract(plan)
+    check_plan(out)
+    return print_plan(out)
+
+
+@pytest.mark.parametrize("before, after", [
+    # the whole condition reads what events have: it runs first, and the FILTER above goes
+    (f'SUM(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), '
+     f'filter=lambda e: year(e.start) == 2023), attr_name="km")',
+     f'SUM(l=EXTRACT(l=FILTER(l={RUNS}, filter=lambda e: year(e.start) == 2023), attr_names=["km"], '
+     f'attr_types=[float]), attr_name="km")'),
+    # through two EXTRACTs, each condition as far as it can go: "km" down to its EXTRACT
+    (f'FILTER(l=EXTRACT(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_names=["people"], '
+     f'attr_types=[str]), filter=lambda e: e["km"] > 5 and month(e.start) == 6)',
+     f'EXTRACT(l=FILTER(l=EXTRACT(l=FILTER(l={RUNS}, filter=lambda e: month(e.start) == 6), '
+     f'attr_names=["km"], attr_types=[float]), filter=lambda e: e["km"] > 5), attr_names=["people"], '
+     f'attr_types=[str])'),
+])
+def test_conditions_on_what_events_have_run_before_extract(before, after):
+    assert _opt(before) == print_plan(parse_plan(after))
+
+
+@pytest.mark.parametrize("text", [
+    # reads the extracted attribute
+    f'FILTER(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), filter=lambda e: e["km"] > 5)',
+    # passes the row itself to a function: left whole
+    f'FILTER(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), '
+    f'filter=lambda e: in_hours(duration(e)) > 1)',
+    # no EXTRACT under the FILTER
+    f'FILTER(l={RUNS}, filter=lambda e: year(e.start) == 2023)',
+])
+def test_plans_without_such_a_condition_are_left_as_they_are(text):
+    plan = parse_plan(text)
+    assert filter_before_extract(plan) is plan

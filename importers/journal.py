@@ -7,9 +7,10 @@ Logseq journal each top-level bullet) is one ``note`` event spanning that local 
 home zone, so "how many times did I ..." counts what happened, not the days it was written
 on. Headings are not entries; an entry under one takes it as its title. A note of one
 paragraph is one event whose text is the note without front matter. Tags (front matter,
-page properties and the entry's inline ``#tags``) become attributes. A Day One entry is one ``note`` at its creation time, offset from the
-entry's own ``timeZone``. Other Markdown files are not ours (recognize returns 0).
-This module only parses; it never writes the store.
+page properties and the entry's inline ``#tags``) become attributes. A Day One entry is
+one ``note`` at its creation time, offset from the entry's own ``timeZone``. Other
+Markdown files are not ours (recognize returns 0). This module only parses; it never
+writes the store.
 """
 from __future__ import annotations
 
@@ -213,7 +214,8 @@ def read_daily_note(entry: Entry) -> Iterator[Event | ImportIssue]:
             continue
         fm[re.sub(r"\W+", "_", key).strip("_") or "field"] = value[:200]
     first_line = text.count("\n") - raw_body.count("\n") + 1
-    entries, properties = _entries(raw_body, first_line, logseq="_" in entry.basename[:10])
+    logseq = re.match(r"\d{4}_", entry.basename) is not None  # Logseq names its journals 2023_04_05.md
+    entries, properties = _entries(raw_body, first_line, logseq)
     if len(entries) <= 1:
         entries = [_Entry(first_line, body, title or day.isoformat(), text)]
         properties = []

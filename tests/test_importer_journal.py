@@ -122,11 +122,13 @@ def test_paragraphs_are_entries(store, tmp_path):
                     "```\nshopping list\n\nmilk\n```\n")
     rep = _import(store, note)
     assert rep["added"] == 3 and rep["skipped"] == 0
-    run, pizza, code = sorted(store.events(source="journal", with_raw=True), key=lambda r: int(r["locator"].split()[-1]))
+    entries = store.events(source="journal", with_raw=True)
+    run, pizza, code = sorted(entries, key=lambda r: int(r["locator"].split()[-1]))
     assert (run["title"], run["text"], run["locator"]) == ("Morning", "Ran 10 km with Ana.\nFelt strong. #running",
                                                           "2023-05-06.md, line 7")
     assert run["attributes"]["tags"] == ["weekend", "running"] and run["attributes"]["words"] == 8
-    assert (pizza["title"], pizza["text"], pizza["locator"]) == ("Evening", "Pizza at Da Michele.", "2023-05-06.md, line 14")
+    assert (pizza["title"], pizza["text"], pizza["locator"]) == ("Evening", "Pizza at Da Michele.",
+                                                                "2023-05-06.md, line 14")
     assert pizza["attributes"]["tags"] == ["weekend"] and pizza["raw"] == "Pizza at Da Michele."
     assert code["text"] == "```\nshopping list\n\nmilk\n```"  # a code block is one entry, blank lines and all
     # a note that grows a paragraph later adds that paragraph and keeps the ones it had

@@ -561,13 +561,14 @@ def test_one_search_hit_in_eight_passing_the_reranker_does_not_revive_an_irrelev
     add(store, songs + orders)
     patterns = FakePatterns({"purchase": "relevant"}, default="irrelevant")
     reranker = FakeReranker("buy")  # passes the song named "Buy Mention", and nothing else
-    result = execute('RETRIEVE(query="buy order")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    models = Models(patterns=patterns, reranker=reranker)
+    result = execute('RETRIEVE(query="buy order")', store, models, today=TODAY)
     assert sorted(r.get("title") for r in result.rows) == [f"Order {d}: coffee beans" for d in range(1, 4)]
     assert not any("search hits pass the reranker" in n for n in result.nodes[0].notes)
     # two songs that pass are no noise: the kind is judged song by song after all
     add(store, [ev("spotify", "music_stream", t + timedelta(hours=9), 3, "Buy Mention – Order Below",
                    "Listened to Order Below by Buy Mention", artist="Buy Mention")])
-    again = execute('RETRIEVE(query="buy order")', store, Models(patterns=patterns, reranker=reranker), today=TODAY)
+    again = execute('RETRIEVE(query="buy order")', store, models, today=TODAY)
     assert {"Buy Mention – Order Above", "Buy Mention – Order Below"} <= {r.get("title") for r in again.rows}
 
 

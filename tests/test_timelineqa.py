@@ -44,9 +44,16 @@ def test_notes_import_as_journal_notes(tmp_path):
     with EventStore(":memory:") as store:
         report = import_paths(store, picked)
         assert not report.unrecognized and not report.failed
-        rows = store.reader().execute("SELECT source, text FROM events ORDER BY start").fetchall()
-    assert len(rows) == 5 and {r[0] for r in rows} == {"journal"}
-    assert picked[0].read_text(encoding="utf-8").split("\n\n", 1)[1].split("\n")[0] in rows[0][1]
+        rows = store.reader().execute("SELECT source, text FROM events").fetchall()
+    # one event per episode: each paragraph under the day's heading is an entry of its own
+    # (a day of one episode is one event holding the whole note, heading and all)
+    episodes = []
+    for path in picked:
+        note = path.read_text(encoding="utf-8").strip()
+        paragraphs = note.split("\n\n")[1:]
+        episodes += paragraphs if len(paragraphs) > 1 else [note]
+    assert {r[0] for r in rows} == {"journal"}
+    assert sorted(r[1] for r in rows) == sorted(episodes) and len(episodes) > len(picked)
 
 
 def test_question_counts_and_today(qs):

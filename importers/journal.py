@@ -5,10 +5,9 @@ the Day One JSON export (``Journal.json``: ``{"metadata": ..., "entries": [...]}
 A daily note holds the day's entries: each paragraph (a block between blank lines; in a
 Logseq journal each top-level bullet) is one ``note`` event spanning that local day in the
 home zone, so "how many times did I ..." counts what happened, not the days it was written
-on. An entry is titled by its first line; headings are not entries, and an entry under one
-keeps it as its ``section``. A note of one paragraph is one event whose text is the note
-without front matter, titled by its heading or date. Tags (front matter, page properties
-and the entry's inline ``#tags``) become attributes. A Day One entry is
+on. Headings are not entries; an entry under one takes it as its title. A note of one
+paragraph is one event whose text is the note without front matter. Tags (front matter,
+page properties and the entry's inline ``#tags``) become attributes. A Day One entry is
 one ``note`` at its creation time, offset from the entry's own ``timeZone``. Other
 Markdown files are not ours (recognize returns 0). This module only parses; it never
 writes the store.
@@ -227,24 +226,15 @@ def read_daily_note(entry: Entry) -> Iterator[Event | ImportIssue]:
             attrs["tags"] = tags
         attrs.update(fm)
         single = len(entries) == 1
-        if not single and e.section and e.section != title:
-            attrs["section"] = e.section[:200]
         yield Event(
             source="journal", kind="note", start=start, end=end,
-            title=(title or day.isoformat()) if single else _first_words(e.text), text=e.text,
+            title=(title if single else e.section or title) or day.isoformat(), text=e.text,
             attributes=attrs, tz_offset_min=offset_minutes(start, zone),
             # entry 1 keeps the whole note's key, so a note that grows a paragraph keeps its first one
             key=f"daily|{day.isoformat()}|{entry.basename.lower()}" + ("" if n == 1 else f"|{n}"),
             locator=loc if single else f"{loc}, line {e.line}",
             raw=e.raw if len(e.raw) <= _MAX_RAW else e.raw[:_MAX_RAW] + "…",
         )
-
-
-def _first_words(text: str) -> str:
-    """An entry's title: its first line, as Day One titles an entry (the day is in
-    its time; several entries of one day titled by their date could not be told apart)."""
-    first = text.split("\n", 1)[0].strip()
-    return first if len(first) <= 80 else first[:77].rstrip() + "…"
 
 
 class _Entry(NamedTuple):

@@ -45,7 +45,6 @@ def test_vault_folder(store):
     brunch, movie = sorted((r for r in events if r["attributes"]["date"] == "2023-03-26"), key=lambda r: r["locator"])
     assert (brunch["text"], brunch["locator"]) == ("Had brunch with Tom at Café Einstein.", "2023_03_26.md, line 1")
     assert (movie["text"], movie["locator"]) == ("Watched a movie in the evening.", "2023_03_26.md, line 3")
-    assert movie["title"] == "Watched a movie in the evening." and "section" not in movie["attributes"]
     assert brunch["start"] == movie["start"]
     lake = rows["2023-03-25"]
     assert lake["title"] == "Saturday at the lake"
@@ -56,7 +55,7 @@ def test_vault_folder(store):
     assert lake["start"] == datetime(2023, 3, 24, 23, 0) and lake["tz_offset_min"] == 60
     assert lake["end"] == datetime(2023, 3, 25, 23, 0)
     logseq = rows["2023-03-26"]
-    assert logseq["attributes"]["tags"] == ["food", "friends"]
+    assert logseq["title"] == "2023-03-26" and logseq["attributes"]["tags"] == ["food", "friends"]
     # the day the clocks went forward is 23 hours long
     assert logseq["start"] == datetime(2023, 3, 25, 23, 0) and logseq["end"] == datetime(2023, 3, 26, 22, 0)
     autumn = rows["2023-10-29"]
@@ -125,14 +124,11 @@ def test_paragraphs_are_entries(store, tmp_path):
     assert rep["added"] == 3 and rep["skipped"] == 0
     entries = store.events(source="journal", with_raw=True)
     run, pizza, code = sorted(entries, key=lambda r: int(r["locator"].split()[-1]))
-    # titled by its first line (the day is in its time), the heading above it kept as its section
-    assert (run["title"], run["text"], run["locator"]) == (
-        "Ran 10 km with Ana.", "Ran 10 km with Ana.\nFelt strong. #running", "2023-05-06.md, line 7")
-    assert run["attributes"]["section"] == "Morning"
+    assert (run["title"], run["text"], run["locator"]) == ("Morning", "Ran 10 km with Ana.\nFelt strong. #running",
+                                                          "2023-05-06.md, line 7")
     assert run["attributes"]["tags"] == ["weekend", "running"] and run["attributes"]["words"] == 8
-    assert (pizza["title"], pizza["text"], pizza["locator"]) == (
-        "Pizza at Da Michele.", "Pizza at Da Michele.", "2023-05-06.md, line 14")
-    assert pizza["attributes"]["section"] == "Evening"
+    assert (pizza["title"], pizza["text"], pizza["locator"]) == ("Evening", "Pizza at Da Michele.",
+                                                                "2023-05-06.md, line 14")
     assert pizza["attributes"]["tags"] == ["weekend"] and pizza["raw"] == "Pizza at Da Michele."
     assert code["text"] == "```\nshopping list\n\nmilk\n```"  # a code block is one entry, blank lines and all
     # a note that grows a paragraph later adds that paragraph and keeps the ones it had

@@ -678,3 +678,16 @@ def test_an_answer_that_ran_no_plan_shows_no_plan_or_evidence_links(qtbot):
     assert not found_nothing.plan_button.isHidden() and not found_nothing.evidence_button.isHidden()
     assert not found_nothing.evidence_button.isEnabled()  # "0 source events", greyed
 
+
+
+def test_timeline_details_of_a_diary_entry_are_its_words():
+    """A day's diary entries share its date as their title; the Details column tells
+    them apart by what each says, where other events show their attributes."""
+    from app.gui.models import _cell
+
+    entry = {"source": "journal", "kind": "note", "title": "2013-02-12",
+             "text": "# 2013-02-12\n\nI had a burger for lunch with Maya.", "attributes": {"date": "2013-02-12"}}
+    song = {"source": "spotify", "kind": "music_stream", "title": "Muse – Uprising", "text": "Listened to Uprising",
+            "attributes": {"artist": "Muse"}}
+    assert _cell(entry, 2) == "2013-02-12" and _cell(entry, 3) == "I had a burger for lunch with Maya."
+    assert _cell(song, 3) == "artist: Muse"

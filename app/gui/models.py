@@ -66,7 +66,16 @@ def _cell(ev: dict, column: int) -> str:
         return f"{ev.get('source', '')} / {ev.get('kind', '')}"
     if column == 2:
         return ev.get("title") or (ev.get("text") or "")[:80]
+    if ev.get("kind") == "note" and ev.get("text"):
+        # a diary entry is what it says; a day's entries share their date as the title
+        return format_value(_first_line(ev["text"]), 120)
     return key_attributes(ev)
+
+
+def _first_line(text: str) -> str:
+    """The first line of a note that is no heading."""
+    lines = [ln.strip() for ln in text.split("\n") if ln.strip() and not ln.lstrip().startswith("#")]
+    return lines[0] if lines else text.strip()
 
 
 class _EventColumns(QAbstractTableModel):

@@ -2,12 +2,13 @@
 
 ``execute(plan, store, models, today=...)`` parses (if given text) and validates
 the plan, rewrites it to run cheaper with the same answer (:mod:`engine.plan.optimize`:
-filters on what events already have run before EXTRACT), runs its operators bottom-up through the operator registry, and returns
-a :class:`Result`: the exact answer, its evidence (the ids of the events it was
-computed from) and, per plan node, row counts, milliseconds and remarks for the
-GUI's plan tree. Cancellation is checked between operators and inside long loops.
-An operator that fails stops the run with an :class:`ExecutionError` in plain
-language; no value is ever made up. This module never writes the store.
+filters on what events already have run before EXTRACT), runs its operators
+bottom-up through the operator registry, and returns a :class:`Result`: the exact
+answer, its evidence (the ids of the events it was computed from) and, per plan
+node, row counts, milliseconds and remarks for the GUI's plan tree. Cancellation is
+checked between operators and inside long loops. An operator that fails stops the
+run with an :class:`ExecutionError` in plain language; no value is ever made up.
+This module never writes the store.
 """
 from __future__ import annotations
 

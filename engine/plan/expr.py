@@ -127,6 +127,16 @@ def walk(expr: Expr):
         yield from walk(child)
 
 
+def conjuncts(expr: Expr) -> list[Expr]:
+    """The parts of a top-level ``and`` (``[expr]`` for anything else)."""
+    return list(expr.values) if isinstance(expr, BoolOp) and expr.op == "and" else [expr]
+
+
+def conjoin(parts: list[Expr]) -> Expr:
+    """``parts`` joined by ``and`` (one part as it is); ``parts`` is not empty."""
+    return parts[0] if len(parts) == 1 else BoolOp("and", tuple(parts))
+
+
 def attributes_read(expr: Expr, var: str) -> set[str]:
     """Row attributes read from variable ``var`` (``e.artist``, ``e["artist"]``)."""
     out: set[str] = set()

@@ -55,15 +55,13 @@ def drop_ungrounded_time_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
     node = with_children(plan, lambda child: drop_ungrounded_time_filters(child, question))
     if not isinstance(node, N.Filter):
         return node
-    body = node.filter.body
-    conjuncts = list(body.values) if isinstance(body, X.BoolOp) and body.op == "and" else [body]
-    kept = [c for c in conjuncts if _grounded(c, question)]
-    if len(kept) == len(conjuncts):
+    parts = X.conjuncts(node.filter.body)
+    kept = [c for c in parts if _grounded(c, question)]
+    if len(kept) == len(parts):
         return node
     if not kept:
         return node.l
-    new_body = kept[0] if len(kept) == 1 else X.BoolOp("and", tuple(kept))
-    return replace(node, filter=X.Lambda(node.filter.params, new_body))
+    return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(kept)))
 
 
 def _grounded(conjunct: X.Expr, question: str) -> bool:

@@ -39,8 +39,7 @@ def filter_before_extract(plan: N.PlanNode) -> N.PlanNode:
     if not (isinstance(node, N.Filter) and isinstance(node.l, N.Extract)):
         return node
     var = node.filter.params[0]
-    body = node.filter.body
-    conjuncts = list(body.values) if isinstance(body, X.BoolOp) and body.op == "and" else [body]
+    conjuncts = X.conjuncts(node.filter.body)
     written = set(node.l.attr_names)
     movable = [_reads_only_named_attributes(c, var) and not (X.attributes_read(c, var) & written)
                for c in conjuncts]
@@ -48,11 +47,11 @@ def filter_before_extract(plan: N.PlanNode) -> N.PlanNode:
         return node
     down = [c for c, m in zip(conjuncts, movable) if m]
     up = [c for c, m in zip(conjuncts, movable) if not m]
-    below = filter_before_extract(N.Filter(node.l.l, X.Lambda(node.filter.params, _conjoin(down))))
+    below = filter_before_extract(N.Filter(node.l.l, X.Lambda(node.filter.params, X.conjoin(down))))
     extract = replace(node.l, l=below)
     if not up:
         return extract
-    return replace(node, l=extract, filter=X.Lambda(node.filter.params, _conjoin(up)))
+    return replace(node, l=extract, filter=X.Lambda(node.filter.params, X.conjoin(up)))
 
 
 def _reads_only_named_attributes(expr: X.Expr, var: str) -> bool:
@@ -61,7 +60,3 @@ def _reads_only_named_attributes(expr: X.Expr, var: str) -> bool:
     named = sum(1 for n in X.walk(expr)
                 if isinstance(n, (X.GetAttr, X.GetItem)) and isinstance(n.obj, X.Var) and n.obj.name == var)
     return uses == named
-
-
-def _conjoin(parts: list[X.Expr]) -> X.Expr:
-    return parts[0] if len(parts) == 1 else X.BoolOp("and", tuple(parts))

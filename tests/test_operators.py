@@ -742,8 +742,9 @@ def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(s
     result = execute('EXTRACT(l=RETRIEVE(query="felt"), attr_names=["mood"], attr_types=[str])', store,
                      Models(extractor=extractor), today=TODAY)
     assert [r.get("mood") for r in result.rows][:3] == ["tired", "great", "tired"]
-    # one call for the 40-event sample (to look for a mapping), then batches of 32
-    assert extractor.calls == [40, 32, 8]
+    # 13 of the 40-event sample to look for a mapping: with all 13 answers equal to no
+    # attribute, none can hold the key for 70% of 40; then every note, in batches of 32
+    assert extractor.calls == [13, 32, 8]
 
 
 def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):
@@ -759,8 +760,8 @@ def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):
     # 60 days from 2 December 2023: 30 in 2024, 20 of them great, day 40 is one of those
     assert result.value == 19 and len(result.evidence) == 19
     # the year and the title conditions ran first: the extractor read 2024's 29 notes
-    # (the sample, then the batch), not the 50 + 60 it read before
-    assert extractor.calls == [29, 29]
+    # (9 of them as the sample, then the batch), not the 50 + 60 it read before
+    assert extractor.calls == [9, 29]
     assert [(n.operator, n.rows) for n in result.nodes] == [
         ("APPLY", 1), ("FILTER", 19), ("EXTRACT", 29), ("FILTER", 29), ("RETRIEVE", 60)]
     assert result.nodes[1].plan.endswith('filter=lambda e: e["mood"] == "great")')
@@ -772,8 +773,31 @@ def test_extract_learns_a_mapping_from_the_extractors_answers(store):
     extractor = FakeExtractor(lambda key, text: re.search(r"band: (\w+)", text).group(1))
     result = execute('EXTRACT(l=RETRIEVE(query="track"), attr_names=["performer"], attr_types=[str])', store,
                      Models(extractor=extractor), today=TODAY)
-    assert extractor.calls == [50]  # the sample only; the rest used the frozen mapping
+    # 16 of the 50-row sample (had they all missed, no attribute could reach 70%), then the
+    # 19 more that "band" needed for its 35; the rest used the frozen mapping
+    assert extractor.calls == [16, 19]
     assert [r.get("performer") for r in result.rows][:3] == ["Blur", "Muse", "Muse"]
+
+
+@pytest.mark.parametrize("holding", [0, 20, 34, 35, 36, 50])
+def test_extract_stops_asking_about_the_sample_once_the_mapping_is_decided(store, holding):
+    """Of 50 scrobbles, ``holding`` name their performer in "band" (the rest in their
+    words only). Asking about part of the sample decides as asking about all of it
+    did: a frozen mapping exactly when 70% (35) hold it."""
+    add(store, [ev("lastfm", "scrobble", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(hours=i), 3,
+                   f"Track {i}", f"Played by Artist{i}", **({"band": f"Artist{i}"} if i < holding else {}))
+                for i in range(50)])
+    extractor = FakeExtractor(lambda key, text: re.search(r"Played by (\w+)", text).group(1))
+    result = execute('EXTRACT(l=RETRIEVE(query="track"), attr_names=["performer"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    frozen = any("frozen mapping to 'band'" in n for node in result.nodes for n in node.notes)
+    assert frozen == (holding >= 35)
+    got = {r.get("title"): r.get("performer") for r in result.rows}
+    # frozen, the mapping is read for every row (empty where "band" is missing); else the model's answers
+    assert got == {f"Track {i}": f"Artist{i}" if i < holding or not frozen else None for i in range(50)}
+    sample_calls = extractor.calls if frozen else extractor.calls[:-2]  # then every row, in batches of 32
+    # all missed: 16 decide it; all held: 35 do; in between up to the whole sample
+    assert sum(sample_calls) == {0: 16, 50: 35}.get(holding, sum(sample_calls)) <= 50
 
 
 def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
@@ -789,7 +813,7 @@ def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
                      Models(extractor=extractor), today=TODAY)
     got = {(r.get("source"), r.get("total")) for r in result.rows}
     assert got == {("shop", 10.0 + i) for i in range(30)} | {("mail", 20.0 + i) for i in range(6)}
-    assert sum(extractor.calls) == 6 + 6  # the mails' sample, then the mails themselves; no order was asked
+    assert extractor.calls == [2, 6]  # two of the mails' sample, then the mails themselves; no order was asked
 
 
 def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):

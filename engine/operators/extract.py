@@ -301,12 +301,22 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
     None when there is none."""
     sample = sample_from[:SAMPLE]
     per_row = [_name_mapping(r, key) for r in sample]
-    unmapped = [i for i, m in enumerate(per_row) if m is None]
+    unasked = [i for i, m in enumerate(per_row) if m is None]
     extractor = ctx.models.extractor
-    if unmapped and extractor is not None:
-        # ask the model for the sample only, and see which attribute its answers equal
-        answers = extractor.extract([(_with_attributes(sample[i]), key) for i in unmapped])
-        for i, ans in zip(unmapped, answers):
+    need = next(m for m in range(len(sample) + 1) if m >= FREEZE_SHARE * len(sample))
+    while unasked and extractor is not None:
+        # Ask the model about the sample, and see which attribute its answers equal -
+        # only until the majority is decided: first as many rows as, all missed, leave
+        # no attribute able to reach it (16 of 50 diary notes, where the whole sample
+        # was asked before, and then every note again), then as many as it still needs.
+        best = max(Counter(m for m in per_row if m is not None).values(), default=0)
+        slack = best + len(unasked) - need
+        if slack < 0 or best >= need:
+            break
+        size = max(slack + 1, need - best) if best else slack + 1
+        chunk, unasked = unasked[:size], unasked[size:]
+        answers = extractor.extract([(_with_attributes(sample[i]), key) for i in chunk])
+        for i, ans in zip(chunk, answers):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
                 if _same(ans, _lookup(r, attr)):

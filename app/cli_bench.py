@@ -150,6 +150,25 @@ def models_cmd(obj: Ctx, results: str) -> None:
     _finish(obj, "models", figures, "\n".join(rows), results)
 
 
+@bench.command("planner")
+@common
+@_LIMIT
+@_RESULTS
+@click.pass_obj
+def planner_cmd(obj: Ctx, limit: int | None, results: str) -> None:
+    """Planner decoding: the same questions' plans written with and without guessed
+    (drafted) tokens, time and forward passes side by side; the plans must agree."""
+    from app.bench import planner as planner_bench
+    from models.registry import ModelMissing, ModelRegistry
+
+    try:
+        with ModelRegistry() as registry:
+            figures = planner_bench.run(registry, echo=_stderr_echo, limit=limit)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    _finish(obj, "planner", figures, planner_bench.table(figures), results)
+
+
 @bench.command("timelineqa")
 @common
 @_METHOD

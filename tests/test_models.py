@@ -346,3 +346,20 @@ def test_examples_are_the_same_in_every_process():
     out = {subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                           env={**os.environ, "PYTHONHASHSEED": seed}).stdout for seed in ("1", "2")}
     assert len(out) == 1
+
+
+def test_prompt_lookup_drafts_what_followed_the_latest_occurrence_of_the_longest_tail():
+    import numpy as np
+
+    from models.runtime.greedy import draft_from_context
+
+    def draft(tokens, k=4):
+        return draft_from_context(np.asarray(tokens, dtype=np.int64), k)
+
+    # the tail 1 2 3 occurred twice; the later one (followed by 7 8) wins over 4 5
+    assert draft([1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 6, 1, 2, 3]) == [7, 8, 6, 1]
+    # no earlier "5 2 3": the shorter tail "2 3" is looked up, then "3"
+    assert draft([2, 3, 9, 9, 5, 2, 3]) == [9, 9, 5, 2]
+    assert draft([3, 4, 8, 1, 3], k=2) == [4, 8]
+    # a token never seen before: nothing to guess
+    assert draft([1, 2, 3, 4]) == [] and draft([5]) == []

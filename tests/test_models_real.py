@@ -99,9 +99,10 @@ def test_planner_follows_a_grammar(registry):
 
 def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_what_the_chain_picks(registry):
     """The planner's greedy path tests the arg-max token against the grammar and masks
-    the vocabulary only when it is refused; llama-cpp-python's sampler chain masks
-    before every token. Both must write the same text: here the model follows the
-    grammar on its own (plan syntax) and is forced off what it wants (a greeting)."""
+    the vocabulary only when it is refused, and checks tokens guessed from the prompt
+    in the same forward pass; llama-cpp-python's sampler chain masks before every
+    token and evaluates one at a time. Both must write the same text: here the model
+    follows the grammar on its own (plan syntax) and is forced off what it wants (a greeting)."""
     from engine.plan.grammar import plan_grammar
     from engine.qud.planner import instructions
 
@@ -114,6 +115,7 @@ def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_
         ("<|im_start|>user\nSay hello to Anna.<|im_end|>\n<|im_start|>assistant\n",
          'root ::= "count(" [a-z_]+ ")"', 12),
     ]
+    planner.decode_stats = {}
     for prompt, grammar, max_tokens in cases:
         fast = planner.complete(prompt, grammar=grammar, max_tokens=max_tokens, stop=["\n"])
         chain = llm.create_completion(prompt, grammar=planner._grammar(grammar), max_tokens=max_tokens,
@@ -121,6 +123,8 @@ def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_
         assert fast == chain
         assert planner.complete(prompt, grammar=grammar, max_tokens=max_tokens, stop=["\n"]) == fast
     assert fast.startswith("count(") and fast.endswith(")")
+    # tokens guessed from the prompt (prompt lookup) were kept, and the texts are still the chain's
+    assert planner.draft_tokens > 0 and planner.decode_stats["accepted"] > 0
     assert "RETRIEVE(" in planner.complete(cases[0][0], grammar=plan, max_tokens=80)
     assert len(llm.tokenize(planner.complete(cases[0][0], grammar=plan, max_tokens=5).encode(), add_bos=False)) <= 5
 

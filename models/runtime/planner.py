@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from models.runtime.greedy import GrammarGate, greedy_complete
+from models.runtime.greedy import DRAFT_TOKENS, GrammarGate, greedy_complete
 
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("models.llama_cpp")
@@ -84,6 +84,8 @@ class LlamaPlanner:
         self._gates: dict[str, GrammarGate] = {}
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
+        self.draft_tokens = DRAFT_TOKENS  # guessed tokens checked per forward pass (0: none)
+        self.decode_stats: dict[str, int] = {}  # forward passes, guessed and accepted tokens, summed
 
     def _require(self):
         if self._llm is None:
@@ -192,7 +194,8 @@ class LlamaPlanner:
             gate = self._gates.get(grammar)
             if gate is None:
                 gate = self._gates[grammar] = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
-            return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop)
+            return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop,
+                                   draft_tokens=self.draft_tokens, stats=self.decode_stats)
         out = llm.create_completion(
             prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop) or None,
             grammar=self._grammar(grammar) if grammar else None, seed=0)

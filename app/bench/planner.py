@@ -1,0 +1,86 @@
+"""Planner decoding speed: the same questions planned with and without drafted tokens.
+
+Each question's first plan step is written once per setting, in turns, with the
+question's own tokens evaluated again every time (only the shared instruction prefix
+stays cached), so settings differ in decoding alone. The plans must come out the
+same: drafting only saves forward passes (``models.runtime.greedy``).
+"""
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+# Our own questions, in the style users ask; none is from a benchmark's test split.
+QUESTIONS = (
+    "How many times did I go running in 2023?",
+    "Which artist did I listen to most while running?",
+    "How much did I spend on Amazon last year?",
+    "What was my favourite restaurant in 2022?",
+    "How often did I eat Italian food after playing football?",
+    "On which weekday do I usually go swimming?",
+    "How many hours did I spend watching Netflix in March?",
+    "Who did I meet most often for coffee?",
+    "What did I ask ChatGPT about most this spring?",
+    "When was my last trip to Lisbon?",
+    "How many emails did I get from Anna last month?",
+    "What was the longest bike ride I did?",
+)
+# (guessed tokens per pass, shortest repeated tail they may come from); the first is the baseline
+SETTINGS = ((0, 1), (2, 2), (4, 1))
+
+
+def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
+    from engine.qud.planner import QudPlanner
+    from models.runtime import greedy
+
+    llm = registry.planner()
+    planner = QudPlanner(llm)
+    started = time.perf_counter()
+    planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")  # the app's, see app.assemble
+    echo(f"instruction prefix evaluated in {time.perf_counter() - started:.1f} s")
+    prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
+    questions = QUESTIONS[:limit] if limit else QUESTIONS
+    per: dict[tuple[int, int], list[tuple[float, str, dict]]] = {s: [] for s in SETTINGS}
+    saved = llm.draft_tokens, greedy.DRAFT_MIN_NGRAM
+    try:
+        for n, question in enumerate(questions, 1):
+            prompt = f"{planner.prefix}Q: {question}\nP:"
+            for setting in SETTINGS:
+                llm.draft_tokens, greedy.DRAFT_MIN_NGRAM = setting
+                llm.decode_stats = {}
+                llm._llm.n_tokens = min(llm._llm.n_tokens, prefix_tokens - 2)  # the question is evaluated again
+                t0 = time.perf_counter()
+                text = llm.complete(prompt, grammar=planner.grammar, max_tokens=planner.max_tokens, stop=["\n"])
+                per[setting].append((time.perf_counter() - t0, text, dict(llm.decode_stats)))
+            echo(f"[{n}/{len(questions)}] {question}: "
+                 + ", ".join(f"{s[0]}/{s[1]} {per[s][-1][0]:.2f} s" for s in SETTINGS))
+    finally:
+        llm.draft_tokens, greedy.DRAFT_MIN_NGRAM = saved
+    base = per[SETTINGS[0]]
+    figures: dict = {"questions": len(questions)}
+    for s in SETTINGS:
+        rows = per[s]
+        total = sum(r[0] for r in rows)
+        stats = [r[2] for r in rows]
+        drafted = sum(x.get("drafted", 0) for x in stats)
+        figures[f"draft{s[0]}_tail{s[1]}"] = {
+            "total_s": round(total, 2), "median_s": round(statistics.median(r[0] for r in rows), 2),
+            "vs_none": round(total / sum(r[0] for r in base), 3),
+            "passes": sum(x.get("passes", 0) for x in stats),
+            "accepted_share": round(sum(x.get("accepted", 0) for x in stats) / drafted, 3) if drafted else None,
+            "same_plans": sum(a[1] == b[1] for a, b in zip(rows, base)),
+        }
+    return figures
+
+
+def table(figures: dict) -> str:
+    rows = ["| guessed tokens / shortest tail | total | median | vs none | forward passes | guesses kept | same plans |",
+            "|---|---:|---:|---:|---:|---:|---:|"]
+    for s in SETTINGS:
+        f = figures[f"draft{s[0]}_tail{s[1]}"]
+        kept = "" if f["accepted_share"] is None else f"{f['accepted_share']:.0%}"
+        rows.append(f"| {s[0]} / {s[1]} | {f['total_s']:.1f} s | {f['median_s']:.2f} s | {f['vs_none']:.2f} | "
+                    f"{f['passes']} | {kept} | {f['same_plans']} of {figures['questions']} |")
+    return "\n".join(rows)

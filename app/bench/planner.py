@@ -33,7 +33,6 @@ SETTINGS = ((0, 1), (2, 2), (4, 1))
 
 def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
     from engine.qud.planner import QudPlanner
-    from models.runtime import greedy
 
     llm = registry.planner()
     planner = QudPlanner(llm)
@@ -43,12 +42,12 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
     prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
     questions = QUESTIONS[:limit] if limit else QUESTIONS
     per: dict[tuple[int, int], list[tuple[float, str, dict]]] = {s: [] for s in SETTINGS}
-    saved = llm.draft_tokens, greedy.DRAFT_MIN_NGRAM
+    saved = llm.draft_tokens, llm.draft_min_ngram
     try:
         for n, question in enumerate(questions, 1):
             prompt = f"{planner.prefix}Q: {question}\nP:"
             for setting in SETTINGS:
-                llm.draft_tokens, greedy.DRAFT_MIN_NGRAM = setting
+                llm.draft_tokens, llm.draft_min_ngram = setting
                 llm.decode_stats = {}
                 llm._llm.n_tokens = min(llm._llm.n_tokens, prefix_tokens - 2)  # the question is evaluated again
                 t0 = time.perf_counter()
@@ -57,7 +56,7 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
             echo(f"[{n}/{len(questions)}] {question}: "
                  + ", ".join(f"{s[0]}/{s[1]} {per[s][-1][0]:.2f} s" for s in SETTINGS))
     finally:
-        llm.draft_tokens, greedy.DRAFT_MIN_NGRAM = saved
+        llm.draft_tokens, llm.draft_min_ngram = saved
     base = per[SETTINGS[0]]
     figures: dict = {"questions": len(questions)}
     for s in SETTINGS:

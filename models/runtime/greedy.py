@@ -112,12 +112,14 @@ def _eval_rows(llm, tokens: list[int], n_vocab: int) -> np.ndarray:
 
 
 def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, stop: Sequence[str] = (),
-                    draft_tokens: int = DRAFT_TOKENS, stats: dict | None = None) -> str:
+                    draft_tokens: int = DRAFT_TOKENS, draft_min_ngram: int = DRAFT_MIN_NGRAM,
+                    stats: dict | None = None) -> str:
     """Continue ``prompt`` greedily under ``gate``'s grammar on a ``llama_cpp.Llama``,
     reusing the KV cache for the token prefix it already holds (as ``create_completion`` does).
 
     Each chosen token is evaluated together with up to ``draft_tokens`` guessed to
-    follow it (:func:`draft_from_context`); the guesses are kept as far as greedy
+    follow it (:func:`draft_from_context`, after a repeated tail of at least
+    ``draft_min_ngram`` tokens); the guesses are kept as far as greedy
     decoding would have chosen them itself, so the text is the one token-by-token
     decoding writes, in fewer forward passes. ``stats`` (optional) counts passes and
     accepted guesses."""
@@ -164,7 +166,7 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
             break
         draft = draft_from_context(np.concatenate([history, np.asarray(out, dtype=np.int64)]),
                                    min(draft_tokens, max_tokens - len(out)),
-                                   min_ngram=DRAFT_MIN_NGRAM) if draft_tokens else []
+                                   min_ngram=draft_min_ngram) if draft_tokens else []
         rows = _eval_rows(llm, [token, *draft], n_vocab)
         stats["passes"] += 1
         stats["drafted"] += len(draft)

@@ -157,7 +157,7 @@ def models_cmd(obj: Ctx, results: str) -> None:
 @click.pass_obj
 def planner_cmd(obj: Ctx, limit: int | None, results: str) -> None:
     """Planner decoding: the same questions' plans written with and without guessed
-    (drafted) tokens, time and forward passes side by side; the plans must agree."""
+    (drafted) tokens, time and forward passes side by side, and how many plans agree."""
     from app.bench import planner as planner_bench
     from models.registry import ModelMissing, ModelRegistry
 

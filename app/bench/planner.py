@@ -2,8 +2,9 @@
 
 Each question's first plan step is written once per setting, in turns, with the
 question's own tokens evaluated again every time (only the shared instruction prefix
-stays cached), so settings differ in decoding alone. The plans must come out the
-same: drafting only saves forward passes (``models.runtime.greedy``).
+stays cached), so settings differ in decoding alone. Drafting saves forward passes
+and keeps the plans, up to rounding: a batched pass rounds differently and can flip
+a near tie (``models.runtime.greedy``), so the plans that differ are counted.
 """
 from __future__ import annotations
 

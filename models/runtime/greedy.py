@@ -10,7 +10,8 @@ unconstrained arg-max, when allowed, is also the arg-max of the allowed tokens.
 
 Plans copy the question's words and the examples' syntax, so the tokens after a
 repeated stretch of the prompt are guessed and checked in the same forward pass
-(prompt-lookup decoding); a guess is kept only where greedy decoding picks it.
+(prompt-lookup decoding); a guess is kept only where greedy decoding picks it
+(up to rounding; see :func:`greedy_complete`).
 """
 from __future__ import annotations
 
@@ -120,8 +121,11 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     Each chosen token is evaluated together with up to ``draft_tokens`` guessed to
     follow it (:func:`draft_from_context`, after a repeated tail of at least
     ``draft_min_ngram`` tokens); the guesses are kept as far as greedy
-    decoding would have chosen them itself, so the text is the one token-by-token
-    decoding writes, in fewer forward passes. ``stats`` (optional) counts passes and
+    decoding would have chosen them itself. That is token-by-token decoding's text up
+    to rounding: llama.cpp rounds a pass over several tokens differently, so where two
+    tokens score within that of each other the pick can change. Of 17 plans compared,
+    one did: "run with people" became "running with friends" (`hindsight bench
+    planner` counts the plans that differ). ``stats`` (optional) counts passes and
     accepted guesses."""
     import llama_cpp
 

@@ -176,3 +176,45 @@ def test_cancel_stops_a_refresh_waiting_for_another(store):
     first.join(10)
     assert len(weights_by_id(index)) == 3
     index.close()
+
+
+def test_sentences_leave_out_headings_bullets_quotes_and_numbers():
+    from engine.retrieval.passages import MAX_SENTENCES, sentences
+    assert sentences("# Tuesday, 15 November 2022\n\nWent for a 7.9 km run around Day Park. Mood: good.") == [
+        "Went for a run around Day Park.", "Mood: good."]
+    assert sentences("I did running on 2008/02/06.") == ["I did running."]
+    assert sentences("- Running: 7.9 km, 45 minutes.\n> quoted reply\n* Spent 12,50 € on lunch.") == [
+        "Running.", "Spent on lunch."]
+    assert sentences("Synced with my iPhone14,2 today.") == ["Synced with my iPhone14,2 today."]  # part of a name
+    assert sentences(None, "Run") == ["Run"] and sentences("2024-03-01", None) == []
+    assert sentences("Same. Same. Same.") == ["Same."]
+    many = " ".join(f"Sentence number {chr(97 + i)}." for i in range(20))
+    assert len(sentences(many)) == MAX_SENTENCES
+
+
+def test_sentence_vectors_follow_the_store_and_come_back_for_an_older_index(tmp_path):
+    from engine.retrieval.vectors import VECTORS_VERSION
+    from tests.test_operators import DiaryEmbedder, diary_life
+
+    store = EventStore(str(tmp_path / "hindsight.duckdb"))
+    add(store, diary_life())
+    index = RetrievalIndex(store, embedder=DiaryEmbedder())
+    assert index.refresh().embedded == 5
+    run = DiaryEmbedder().embed(["run"])[0]
+    near = index.nearest_sentences(run, 0.5)
+    by_title = {e["id"]: e["title"] for e in store.events()}
+    assert sorted(by_title[i] for i in near) == ["2024-03-01", "2024-03-03", "Run"]
+    assert sorted(round(c, 2) for c in near.values()) == [0.71, 1.0, 1.0]
+    # 2 of the 4 notes have two sentences; the heading is none
+    assert index._db.execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 7
+    store.write(lambda con: con.execute("DELETE FROM events WHERE source = 'strava'")).result()
+    assert index.refresh().removed == 1
+    assert sorted(by_title[i] for i in index.nearest_sentences(run, 0.5)) == ["2024-03-01", "2024-03-03"]
+    # an index written before sentences had vectors is embedded again when opened
+    index._db.execute("UPDATE meta SET value = '1' WHERE key = 'vectors_version'")
+    index.close()
+    again = RetrievalIndex(store, embedder=DiaryEmbedder())
+    assert again.refresh().embedded == 4
+    assert again._db.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()[0] == VECTORS_VERSION
+    again.close()
+    store.close()

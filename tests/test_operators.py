@@ -15,6 +15,7 @@ from engine.execute import ExecutionError, execute
 from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorRegistry, RetrieveSettings,
                               UnknownOperatorError, default_registry)
 from engine.operators.relational import aggregate, apply, arg_extreme, filter_rows, group_by, unnest
+from engine.operators.retrieve import names_something
 from engine.plan import parse_plan
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex
@@ -488,6 +489,56 @@ def test_index_vectors_follow_the_store_and_the_embedder(store):
     assert again.refresh().removed == 1
     assert again.passage_similarities(FakeEmbedder().embed(["run"])[0], [run_id]) == {}
     again.close()
+
+
+class DiaryEmbedder(FakeEmbedder):
+    WORDS = ("run", "swim", "pasta", "meeting")
+    dimension = len(WORDS)
+
+
+def diary_life() -> list[Event]:
+    t = datetime(2024, 3, 1, 20, 0, tzinfo=BERLIN)
+    notes = ["# 1 March 2024\n\nWent for a 7.9 km run around the park. Pasta for dinner.",
+             "- Swim at the pool, 2 km.\n- Meeting at work.",
+             "Long day at work; a run after the meeting.",
+             "Pasta with friends."]
+    return [ev("journal", "note", t + timedelta(days=i), 0, f"2024-03-0{i + 1}", text) for i, text in enumerate(notes)] \
+        + [ev("strava", "workout", t + timedelta(days=9), 40, "Run", "Running", activity="running")]
+
+
+def test_a_diary_day_with_a_sentence_as_near_the_query_as_the_nearest_is_kept_without_the_reranker(store):
+    """The real reranker passed no diary day saying "Went for a 7.9 km run" for
+    "running": a sentence's embedder cosine decides it, against a bar set by the
+    nearest sentence, for events the search did not find as well."""
+    add(store, diary_life())
+    patterns = FakePatterns({"journal": "partial"}, default="irrelevant")  # strava's run: irrelevant here
+    base = dict(verify_irrelevant=0, rerank_whole_group=0, fts_candidates=1)
+
+    def titles(query="run", **settings):
+        result = execute(f'RETRIEVE(query="{query}")', store,
+                         Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=DiaryEmbedder()),
+                         today=TODAY, retrieve_settings=RetrieveSettings(**base, **settings))
+        return sorted(r.get("title") for r in result.rows), [n for st in result.nodes for n in st.notes]
+
+    # day 1 says only "run" in a sentence (cosine 1.0); day 3's sentence says run and
+    # meeting (0.71): within the default band of 0.15 only day 1 is taken
+    got, notes = titles()
+    assert got == ["2024-03-01"]
+    assert any("1 event kept without the reranker: a sentence within cosine 0.85" in n for n in notes)
+    # a wider band takes day 3 too, though the search (one candidate) found one day at most
+    assert titles(accept_band=0.4)[0] == ["2024-03-01", "2024-03-03"]
+    # a bar above every sentence, or none: only the reranker decides, and it passes nothing
+    assert titles(accept_similarity=1.01)[0] == []
+    assert titles(accept_similarity=None)[0] == []
+    # a query naming someone: the embedder knows names by their spelling only
+    got, notes = titles("run with Anna Berg")
+    assert got == [] and "no sentence acceptance: the query names someone or something" in notes
+
+
+def test_a_query_names_something_when_a_word_after_its_first_is_capitalised():
+    assert names_something("songs by The Sugar Gutiérrezs") and names_something("Diane Edwards")
+    assert not names_something("running") and not names_something("Mexican food")
+    assert not names_something("what I ate") and not names_something("birthdays")
 
 
 def test_a_relevant_value_pattern_far_from_the_query_is_judged_event_by_event(store):
@@ -1016,9 +1067,11 @@ def test_of_two_relevant_kinds_of_one_source_the_one_far_from_the_query_is_judge
                      today=TODAY, retrieve_settings=settings)
     assert [r.get("kind") for r in result.rows] == ["podcast_stream"]
     assert any("kind: music_stream" in n and "sibling is much nearer" in n for n in result.nodes[0].notes)
+    # (the podcast about the music business is near "music" sentence by sentence: only
+    # the reranker judges it here)
     songs = execute('RETRIEVE(query="music")', store,
                     Models(patterns=FakePatterns({"music_stream": "relevant", "podcast_stream": "partial"},
                                                  default="irrelevant"),
                            reranker=FakeReranker("nothing"), embedder=SportsEmbedder()),
-                    today=TODAY, retrieve_settings=settings)
+                    today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0, accept_similarity=None))
     assert sorted(r.get("kind") for r in songs.rows) == ["music_stream"] * 5

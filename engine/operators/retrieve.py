@@ -16,13 +16,19 @@
    labelled the same way: relevant ones bring all their events from the store,
    irrelevant ones drop their candidates (relevant wins, for recall); a relevant
    value pattern far from the query in the Embedder's space is only partial;
-4. the Reranker classifies the candidates no pattern decided; with an Embedder, the
+4. with sentence vectors in the index (:mod:`engine.retrieval.vectors`), an event of
+   a partial group with a sentence as near the query as the nearest events' are
+   (cosine >= ``accept_similarity`` and within ``accept_band`` of the nearest) is kept
+   without the reranker, whether the search found it or not: the reranker, trained
+   here in minutes, passed no diary day that says "Went for a 7.9 km run" for "running".
+   Not when the query names someone or something (an embedder knows names by spelling);
+5. the Reranker classifies the candidates no pattern decided; with an Embedder, the
    passage that made a candidate pass must also be near the query in its space (the pretrained
    embedder generalises where the reranker, trained here on synthetic lives, does
    not: it scored a calendar's football games 0.67 for "Amazon purchase"). When the
    index keeps its passages' vectors (:mod:`engine.retrieval.vectors`), a candidate
    none of whose passages is that near is never reranked: it could not pass;
-5. events from different sources whose time spans mostly coincide are merged into one row
+6. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
 This module reads the store and the index; it never writes the store.
@@ -30,6 +36,7 @@ This module reads the store and the index; it never writes the store.
 from __future__ import annotations
 
 import logging
+import re
 import weakref
 from collections import Counter
 from collections.abc import Iterable
@@ -428,6 +435,56 @@ def _outranked(surveys: dict[tuple[str, str], _Survey], margin: float) -> set[tu
     return out
 
 
+_WORD = re.compile(r"[^\W\d_][\w'’.-]*")
+
+
+def names_something(query: str) -> bool:
+    """Whether ``query`` names someone or something: a capitalised word after its
+    first ("songs by The Sugar Gutiérrezs", "Diane Edwards"; "I" aside)."""
+    return any(w[0].isupper() and w != "I" for w in _WORD.findall(query)[1:])
+
+
+def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list[tuple[str, str]],
+                         doubted: set[tuple[str, str]], irrelevant_of: dict[tuple[str, str], list[Pattern]],
+                         kept: dict[str, None]) -> list[str]:
+    """Events of the partial groups whose nearest sentence is within
+    ``accept_similarity`` of the query and within ``accept_band`` of the nearest
+    event's: kept without the reranker, whether the search found them or not.
+
+    The band makes the bar the query's own: the sentences of the events a query is
+    about sit together at the top, and how high depends on the query ("running" and
+    "I did running." 0.63, "watched a documentary" and "I watched a documentary on TV
+    today." 0.74, while "I watched a movie on TV today." is 0.47). Not in a group whose
+    sibling kind is the one asked about, nor among values the classifier called
+    irrelevant.
+
+    Not for a query that names someone or something: the embedder places a name it
+    never saw by its spelling, so "songs by The Sugar Gutiérrezs" came within 0.05 of
+    plays by The Sugar Arévalos and mail from Alicia Miles within 0.56 of "Diane
+    Edwards" (the persona benchmark's name queries lost precision, none gained
+    recall); names are the value patterns' and the reranker's to match."""
+    settings = ctx.retrieve
+    if (settings.accept_similarity is None or ctx.models.embedder is None
+            or getattr(ctx.index, "vectors", None) is None or not partial_groups):
+        return []
+    if names_something(query):
+        ctx.note("no sentence acceptance: the query names someone or something")
+        return []
+    near = ctx.index.nearest_sentences(ctx.models.embedder.embed([query])[0], settings.accept_similarity)
+    eligible = set(partial_groups) - doubted
+    events = {e.id: e for e in fetch_events(ctx, [i for i in near if i not in kept])
+              if (e.source, e.kind) in eligible
+              and not any(matches(p, e.items) for p in irrelevant_of.get((e.source, e.kind), ()))}
+    if not events:
+        return []
+    top = max(near[i] for i in events)
+    bar = max(settings.accept_similarity, top - settings.accept_band)
+    accepted = sorted((i for i in events if near[i] >= bar), key=lambda i: -near[i])
+    ctx.note(f"{len(accepted)} event{'s' if len(accepted) != 1 else ''} kept without the reranker: a sentence within cosine {bar:.2f} of the query "
+             f"(the nearest: {top:.2f})")
+    return accepted
+
+
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     """Group patterns first (a whole kind of event is in or out), value patterns
     inside the partial groups, the reranker for the search candidates no pattern
@@ -514,6 +571,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     for e in candidates:
         by_group.setdefault((e.source, e.kind), []).append(e)
     undecided: list[_Event] = []
+    irrelevant_of: dict[tuple[str, str], list[Pattern]] = {}
     for source, kind in partial_groups:
         ctx.check_cancel()
         group = group_pattern(source, kind)
@@ -532,6 +590,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in revived else [
             p for (p, _), lab in zip(value_pats, labels) if lab == "irrelevant"]
+        irrelevant_of[(source, kind)] = irrelevant
         decided.extend(f"{describe_pattern(p)} [{lab}, {c}/{len(sample)}]"
                        for (p, c), lab in zip(value_pats, labels) if lab != "partial")
         for p in relevant:
@@ -541,7 +600,13 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 continue
             undecided.append(e)
 
-    # 3. the reranker decides the candidates no pattern did
+    # 3. what is as near the query as the nearest events are, sentence by sentence, is kept
+    accepted = _accepted_by_embedder(ctx, query, partial_groups, doubted_groups, irrelevant_of, kept_ids)
+    if accepted:
+        kept_ids.update(dict.fromkeys(accepted))
+        undecided = [e for e in undecided if e.id not in kept_ids]
+
+    # 4. the reranker decides the candidates no pattern did
     if undecided:
         if ctx.models.reranker is None:
             ctx.note(f"no reranker: kept all {len(undecided)} undecided candidates")

@@ -121,6 +121,7 @@ class RetrievalIndex:
             self._db.execute("DELETE FROM sparse_terms")
             self._db.execute("DELETE FROM sparse_done")
             self._db.execute("DROP TABLE IF EXISTS passage_vectors")  # passages are verbalised too
+            self._db.execute("DROP TABLE IF EXISTS sentence_vectors")
             self._db.execute("DROP TABLE IF EXISTS vectors_done")
         elif encoder and meta.get("sparse_encoder", encoder) != encoder:
             log.info("retrieval index %s: sparse encoder changed to %s; re-encoding", self.path, encoder)
@@ -350,6 +351,15 @@ class RetrievalIndex:
             return {}
         with self._lock:
             return self.vectors.similarities(query_vector, ids)
+
+    def nearest_sentences(self, query_vector: list[float], floor: float) -> dict[str, float]:
+        """Events with a sentence within cosine ``floor`` of the query's Embedder
+        vector, with that cosine (:meth:`engine.retrieval.vectors.PassageVectors.nearest_sentences`);
+        empty without an Embedder."""
+        if self.vectors is None:
+            return {}
+        with self._lock:
+            return self.vectors.nearest_sentences(query_vector, floor)
 
     def documents(self, ids: list[str]) -> dict[str, str]:
         with self._lock:

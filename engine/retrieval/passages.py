@@ -33,3 +33,48 @@ def passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | 
         return [first]
     head = key_values(source, kind, title, None, None)
     return [first, *(verbalise([*head, ("text", p)]) for p in paragraphs[1:MAX_PASSAGES])]
+
+
+#: sentences of one event's text the Embedder reads at most (in the index: a long
+#: mail's later sentences are rarely what a question is about)
+MAX_SENTENCES = 8
+_LINE = re.compile(r"\n+")
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
+_MARKUP = re.compile(r"^\s*(?:#+\s.*|>.*)$")  # a markdown heading (a diary day's date) or a quoted line
+_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
+# A number with what says which number it is: "on 2008/02/06", "7.9 km", "for 42
+# minutes", "12,50 €". Numbers say nothing of what a sentence is about, and to the
+# Embedder they are noise: "running" is 0.39 from "I did running on 2008/02/06." and
+# 0.63 from "I did running." (all-MiniLM-L6-v2).
+_NUMBER = re.compile(
+    r"(?:\b(?:on|at|in|around|about|for|of|from|until|to)\s+)?[$€£]?(?<![\w.,])\d(?:[\d/.:,'-]*\d)?"
+    r"(?:\s*(?:(?:km|k|mi|miles|m|min|mins|minutes|h|hrs|hours|s|sec|seconds|kg|kcal|bpm|eur|usd|gbp)\b|[%€$£]))?",
+    re.IGNORECASE)
+_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
+_REPEATED_PUNCT = re.compile(r"[,;:](?:\s*[,;:])*(?=[.!?])|([,;:])(?:\s*[,;:])+")
+_EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
+
+
+def sentences(text: str | None, title: str | None = None) -> list[str]:
+    """The sentences of an event's text as the Embedder compares them with a question,
+    one by one: without markdown headings, bullets, quoted lines and numbers, each cut
+    to ``SIMILARITY_CHARS``; at most ``MAX_SENTENCES``, each once. An event without text
+    has its title as its one sentence.
+
+    A question is about one thing a day's note says ("Went for a run around Day Park."),
+    and beside the note's other sentences, its date and its numbers that thing is a
+    small part of the whole: the sentence alone is near the question, the whole note
+    is not."""
+    out: list[str] = []
+    for line in _LINE.split(text or title or ""):
+        if _MARKUP.match(line):
+            continue
+        for part in _SENTENCE_END.split(_BULLET.sub("", line)):
+            s = _EMPTY_BRACKETS.sub("", _NUMBER.sub("", part))
+            s = _REPEATED_PUNCT.sub(r"\1", _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(s.split())))
+            s = s.strip(" ,;:-–")[:SIMILARITY_CHARS]
+            if re.search(r"[^\W\d_]{2}", s) and s not in out:
+                out.append(s)
+                if len(out) == MAX_SENTENCES:
+                    return out
+    return out

@@ -13,6 +13,12 @@ A passage is what :func:`engine.retrieval.passages.passages` gives, cut to
 normalised, so a cosine is an inner product. Byte-identical passages (a song
 played a hundred times) are embedded once per refresh.
 
+Each event's sentences (:func:`engine.retrieval.passages.sentences`: its text one
+sentence at a time, without numbers) get vectors too, in ``sentence_vectors``:
+RETRIEVE takes an event whose sentence is as near the question as the nearest
+events' are without asking the reranker, and finds such events beyond the search's
+hits (see :func:`engine.operators.retrieve.retrieve`).
+
 This module writes only the index's own tables, through the connection the
 :class:`engine.retrieval.index.RetrievalIndex` owns and locks.
 """
@@ -26,32 +32,39 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from engine.retrieval.passages import SIMILARITY_CHARS, passages
+from engine.retrieval.passages import SIMILARITY_CHARS, passages, sentences
 from engine.retrieval.verbalise import key_values
 
 log = logging.getLogger(__name__)
 
 #: ids read from the store per step (their passages are embedded, then stored)
 CHUNK_IDS = 512
+#: Bump when what is embedded of an event changes: every event is embedded again.
+VECTORS_VERSION = "2"  # 2: sentence vectors beside the passages'
 
 
 def append_done(db: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, done_table: str,
-                done_ids: list[str]) -> None:
-    """Append ``rows`` to ``table`` and ``done_ids`` to ``done_table`` in one
-    transaction: work is never stored without its 'done' mark, or the next refresh
-    would add it a second time."""
-    db.register("_append_rows", rows)
+                done_ids: list[str], *, more: dict[str, pa.Table] | None = None) -> None:
+    """Append ``rows`` to ``table`` (and each of ``more``'s tables to the table it
+    names) and ``done_ids`` to ``done_table`` in one transaction: work is never stored
+    without its 'done' mark, or the next refresh would add it a second time."""
+    tables = {table: rows, **(more or {})}
+    names = {t: f"_append_rows_{n}" for n, t in enumerate(tables)}
+    for t, r in tables.items():
+        db.register(names[t], r)
     db.register("_append_done", pa.table({"id": pa.array(done_ids, pa.string())}))
     try:
         db.begin()
-        db.execute(f"INSERT INTO {table} SELECT * FROM _append_rows")
+        for t in tables:
+            db.execute(f"INSERT INTO {t} SELECT * FROM {names[t]}")
         db.execute(f"INSERT INTO {done_table} SELECT id FROM _append_done")
         db.commit()
     except BaseException:
         db.rollback()
         raise
     finally:
-        db.unregister("_append_rows")
+        for name in names.values():
+            db.unregister(name)
         db.unregister("_append_done")
 
 
@@ -68,22 +81,27 @@ class PassageVectors:
         self.batch = batch
         db.execute("CREATE TABLE IF NOT EXISTS passage_vectors (id VARCHAR NOT NULL, n INTEGER NOT NULL, "
                    "vec FLOAT[] NOT NULL)")
+        db.execute("CREATE TABLE IF NOT EXISTS sentence_vectors (id VARCHAR NOT NULL, vec FLOAT[] NOT NULL)")
         db.execute("CREATE TABLE IF NOT EXISTS vectors_done (id VARCHAR PRIMARY KEY)")
         name = embedder_name(embedder)
-        row = db.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-        if row is not None and row[0] != name:
+        meta = dict(db.execute("SELECT key, value FROM meta WHERE key IN ('embedder', 'vectors_version')").fetchall())
+        if meta.get("embedder", name) != name:
             log.info("retrieval index: embedder changed to %s; re-embedding passages", name)
             self.clear()
+        elif meta.get("vectors_version") != VECTORS_VERSION:
+            log.info("retrieval index: vectors of another kind; embedding again")
+            self.clear()
         db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", [name])
+        db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", [VECTORS_VERSION])
 
     def clear(self) -> None:
-        self._db.execute("DELETE FROM passage_vectors")
-        self._db.execute("DELETE FROM vectors_done")
+        for table in ("passage_vectors", "sentence_vectors", "vectors_done"):
+            self._db.execute(f"DELETE FROM {table}")
 
     def forget_removed(self) -> None:
         """Drop the vectors of events no longer among the index's documents."""
-        self._db.execute("DELETE FROM passage_vectors WHERE id NOT IN (SELECT id FROM docs)")
-        self._db.execute("DELETE FROM vectors_done WHERE id NOT IN (SELECT id FROM docs)")
+        for table in ("passage_vectors", "sentence_vectors", "vectors_done"):
+            self._db.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM docs)")
 
     def embed_missing(self, store, read_events, cancel: threading.Event | None,
                       progress: Callable[[str, int, int], None] | None) -> int:
@@ -102,10 +120,12 @@ class PassageVectors:
             rows = read_events(store, todo[i:i + CHUNK_IDS], "SELECT id, source, kind, title, text, attributes FROM events")
             texts: dict[str, int] = {}  # passage text -> its slot in the embedder's input
             owners: list[tuple[str, int, int]] = []  # (event id, passage number, slot)
+            said: list[tuple[str, int]] = []  # (event id, slot) of each sentence
             for event_id, source, kind, title, text, attrs in {r[0]: r for r in rows}.values():
                 pairs = key_values(source, kind, title, text, orjson.loads(attrs) if attrs else {})
                 for n, passage in enumerate(passages(pairs, source, kind, title, text)):
                     owners.append((event_id, n, texts.setdefault(passage[:SIMILARITY_CHARS], len(texts))))
+                said += [(event_id, texts.setdefault(s, len(texts))) for s in sentences(text, title)]
             unique = list(texts)
             vectors: list[list[float]] = []
             for j in range(0, len(unique), self.batch):
@@ -113,16 +133,26 @@ class PassageVectors:
                     return done
                 vectors += self.embedder.embed(unique[j:j + self.batch])
             self._store([e for e, _, _ in owners], [n for _, n, _ in owners], [vectors[s] for _, _, s in owners],
-                        sorted({e for e, _, _ in owners}))
+                        sorted({e for e, _, _ in owners}), [e for e, _ in said], [vectors[s] for _, s in said])
             done += len({e for e, _, _ in owners})
             if progress:
                 progress("vectors", min(i + CHUNK_IDS, len(todo)), len(todo))
         return done
 
-    def _store(self, ids: list[str], ns: list[int], vecs: list[list[float]], finished: list[str]) -> None:
+    def _store(self, ids: list[str], ns: list[int], vecs: list[list[float]], finished: list[str],
+               sentence_ids: list[str], sentence_vecs: list[list[float]]) -> None:
         append_done(self._db, "passage_vectors", pa.table({
             "id": pa.array(ids, pa.string()), "n": pa.array(ns, pa.int32()),
-            "vec": pa.array(vecs, pa.list_(pa.float32()))}), "vectors_done", finished)
+            "vec": pa.array(vecs, pa.list_(pa.float32()))}), "vectors_done", finished,
+            more={"sentence_vectors": pa.table({"id": pa.array(sentence_ids, pa.string()),
+                                                "vec": pa.array(sentence_vecs, pa.list_(pa.float32()))})})
+
+    def nearest_sentences(self, query_vector: list[float], floor: float) -> dict[str, float]:
+        """Every event with a sentence within cosine ``floor`` of the query: its
+        nearest sentence's cosine."""
+        return dict(self._db.execute(
+            "SELECT id, max(list_inner_product(vec, ?::FLOAT[])) AS cos FROM sentence_vectors "
+            "GROUP BY id HAVING cos >= ?", [list(map(float, query_vector)), floor]).fetchall())
 
     def similarities(self, query_vector: list[float], ids: list[str]) -> dict[str, list[float]]:
         """For each of ``ids`` that has vectors: the cosine of each of its passages

@@ -218,3 +218,11 @@ def test_sentence_vectors_follow_the_store_and_come_back_for_an_older_index(tmp_
     assert again._db.execute("SELECT value FROM meta WHERE key = 'vectors_version'").fetchone()[0] == VECTORS_VERSION
     again.close()
     store.close()
+
+
+def test_stems_hear_a_word_in_its_forms_and_leave_out_stop_words():
+    from engine.retrieval.words import stems
+    assert stems("running") == stems("Run") == {"run"}
+    assert stems("birthdays") == stems("Ana's birthday") - {"ana"} == {"birthday"}
+    assert stems("How many times did I go swimming?") == {"swim"}
+    assert "pasta" not in stems("chicken parmesan spaghetti")

@@ -530,6 +530,12 @@ def test_a_diary_day_with_a_sentence_as_near_the_query_as_the_nearest_is_kept_wi
     # a bar above every sentence, or none: only the reranker decides, and it passes nothing
     assert titles(accept_similarity=1.01)[0] == []
     assert titles(accept_similarity=None)[0] == []
+    # a brunch is "run" to this embedder, as near as day 1, but says no word of a
+    # query of three content words: such a query is about something specific
+    add(store, [ev("journal", "note", datetime(2024, 3, 5, 20, 0, tzinfo=BERLIN), 0, "2024-03-05",
+                   "Brunch at the café.")])
+    assert titles("run around the park")[0] == ["2024-03-01"]
+    assert titles("run around the park", accept_words=None)[0] == ["2024-03-01", "2024-03-05"]
     # a query naming someone: the embedder knows names by their spelling only
     got, notes = titles("run with Anna Berg")
     assert got == [] and "no sentence acceptance: the query names someone or something" in notes

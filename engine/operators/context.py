@@ -73,6 +73,9 @@ class RetrieveSettings:
     # against 0.809; names aside, precision rose too). None: only the reranker decides
     accept_similarity: float | None = 0.45
     accept_band: float = 0.15
+    # ... and says this share of the query's content words, rounded down (stemmed;
+    # so 1 of 3, none of 2: a query of three words or more is about something specific)
+    accept_words: float | None = 1 / 3
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
 

@@ -36,6 +36,7 @@ This module reads the store and the index; it never writes the store.
 from __future__ import annotations
 
 import logging
+import math
 import re
 import weakref
 from collections import Counter
@@ -53,6 +54,7 @@ from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_patter
                                        pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
+from engine.retrieval.words import stems
 
 log = logging.getLogger(__name__)
 
@@ -462,7 +464,12 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
     never saw by its spelling, so "songs by The Sugar Gutiérrezs" came within 0.05 of
     plays by The Sugar Arévalos and mail from Alicia Miles within 0.56 of "Diane
     Edwards" (the persona benchmark's name queries lost precision, none gained
-    recall); names are the value patterns' and the reranker's to match."""
+    recall); names are the value patterns' and the reranker's to match. A query of three
+    content words or more is about something specific: an event must say the share
+    ``accept_words`` of them (rounded down; crudely stemmed), for a near sentence alone
+    let "I prepare pasta for lunch." (0.53) through for "chicken parmesan spaghetti",
+    whose diary day scored 0.60. One- and two-word queries are left to the embedder:
+    "restaurants" has no word in common with a reservation mail that is one (0.49)."""
     settings = ctx.retrieve
     if (settings.accept_similarity is None or ctx.models.embedder is None
             or getattr(ctx.index, "vectors", None) is None or not partial_groups):
@@ -477,6 +484,12 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
               and not any(matches(p, e.items) for p in irrelevant_of.get((e.source, e.kind), ()))}
     if not events:
         return []
+    wanted = stems(query)
+    need = math.floor((settings.accept_words or 0) * len(wanted))
+    if need:
+        events = {i: e for i, e in events.items() if len(wanted & stems(f"{e.title or ''} {e.text or ''}")) >= need}
+        if not events:
+            return []
     top = max(near[i] for i in events)
     bar = max(settings.accept_similarity, top - settings.accept_band)
     accepted = sorted((i for i in events if near[i] >= bar), key=lambda i: -near[i])

@@ -136,6 +136,9 @@ EXAMPLES: tuple[Example, ...] = (
         'ARGMAX(l=GROUP_BY(l=MAP(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), '
         'fct=lambda e: month(e.start), res_name="month"), attr_names=["month"]), arg_attr_name="month", '
         'val_attr_name="count")', "argmax", "group", "map"),
+    _ex("In which year did I go to the most concerts?",
+        'ARGMAX(l=GROUP_BY(l=MAP(l=RETRIEVE(query="concert"), fct=lambda e: year(e.start), res_name="year"), '
+        'attr_names=["year"]), arg_attr_name="year", val_attr_name="count")', "argmax", "group", "map", "calendar"),
     _ex("On which weekday do I usually go to the gym?",
         'ARGMAX(l=GROUP_BY(l=MAP(l=RETRIEVE(query="gym workout"), fct=lambda e: weekday_name(e.start), '
         'res_name="weekday"), attr_names=["weekday"]), arg_attr_name="weekday", val_attr_name="count")',

@@ -31,6 +31,8 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path, PurePosixPath
 
+from engine.retrieval.words import stems
+
 log = logging.getLogger(__name__)
 
 VERSIONS = {"pattern_classifier": "patterns-2", "event_classifier": "events-2"}
@@ -396,28 +398,6 @@ def pattern_pairs(seed: int, split: str) -> Iterator[Pair]:
         query = c.concepts[k].query(rng)
         for key in sorted(cache[k]):
             yield Pair(query, rng.choice(cache[k][key]), key[1])
-
-
-_WORD = re.compile(r"[a-z]{3,}")
-_STOP = frozenset("""the and did for with what which when where who how many much most often last first
-    this that was were have has had not you your our are from into about all any time times ever
-    source kind title text""".split())  # the last four name every verbalised field
-
-
-def stem(word: str) -> str:
-    """A crude stem, enough to hear "running" in "Run": suffixes off, a doubled
-    last consonant halved."""
-    for suffix in ("ing", "ed", "es", "er", "s"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            word = word[:-len(suffix)]
-            break
-    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiou":
-        word = word[:-1]
-    return word
-
-
-def stems(text: str) -> set[str]:
-    return {stem(w) for w in _WORD.findall(text.lower()) if w not in _STOP}
 
 
 def word_index(c: Corpus) -> dict[str, list[int]]:

@@ -1,0 +1,30 @@
+"""Content words of a query or an event, crudely stemmed: enough to hear "running"
+in "Run" and "birthdays" in "Ana's birthday", not a linguist's stemmer.
+
+Used where a decision must rest on the words a text shares with a query (RETRIEVE's
+sentence acceptance) and by the classifiers' training data (hard negatives that share
+the query's words)."""
+from __future__ import annotations
+
+import re
+
+_WORD = re.compile(r"[a-z]{3,}")
+STOP = frozenset("""the and did for with what which when where who how many much most often last first
+    this that was were have has had not you your our are from into about all any time times ever
+    source kind title text""".split())  # the last four name every verbalised field
+
+
+def stem(word: str) -> str:
+    """A crude stem: suffixes off, a doubled last consonant halved."""
+    for suffix in ("ing", "ed", "es", "er", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[:-len(suffix)]
+            break
+    if len(word) >= 4 and word[-1] == word[-2] and word[-1] not in "aeiou":
+        word = word[:-1]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    """The stems of ``text``'s words of three letters or more, stop words left out."""
+    return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOP}

@@ -63,8 +63,12 @@ class RetrieveSettings:
     max_siblings: int = 8               # values of one key compared so; more: names, not categories
     # what the reranker keeps must also be this close to the query in the embedder's
     # space (cosine of the best passage): the reranker, trained here in minutes, let
-    # diary days through for "Amazon purchase" (see RETRIEVE's module docstring)
-    min_similarity: float = 0.15
+    # diary days through for "Amazon purchase" (see RETRIEVE's module docstring).
+    # A candidate with no passage this close is never reranked, which is where
+    # RETRIEVE's time goes. On the dev persona p4 (hindsight bench retrieval --persona p4):
+    # 0.15 recall 0.873 / precision 0.545 / median 5.0 s; 0.2 0.871 / 0.549 / 3.5 s;
+    # 0.25 0.858 / 0.563 / 2.8 s; 0.3 0.823 / 0.563 / 1.7 s. Recall first: 0.2
+    min_similarity: float = 0.2
     # an event of a partial group whose sentence is this close to the query (embedder
     # cosine of the sentence, numbers left out), and within ``accept_band`` of the
     # nearest such event's, is kept without the reranker, search hit or not: the

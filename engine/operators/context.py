@@ -80,6 +80,10 @@ class RetrieveSettings:
     # ... and says this share of the query's content words, rounded down (stemmed;
     # so 1 of 3, none of 2: a query of three words or more is about something specific)
     accept_words: float | None = 1 / 3
+    # what the reranker keeps for a query that names someone or something ("grocery
+    # shopping with Chloe", "travel to Miami, US") must say one of the names: the
+    # reranker, which never saw most names, passed "I went grocery shopping with Jack."
+    require_names: bool = True
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
 

@@ -27,7 +27,10 @@
    embedder generalises where the reranker, trained here on synthetic lives, does
    not: it scored a calendar's football games 0.67 for "Amazon purchase"). When the
    index keeps its passages' vectors (:mod:`engine.retrieval.vectors`), a candidate
-   none of whose passages is that near is never reranked: it could not pass;
+   none of whose passages is that near is never reranked: it could not pass. For a
+   query that names someone or something, a candidate that passes must say a word of
+   one of the names (the reranker passed "I went grocery shopping with Jack." for
+   "go to the grocery store with Chloe");
 6. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
@@ -54,7 +57,7 @@ from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_patter
                                        pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
-from engine.retrieval.words import stems
+from engine.retrieval.words import STOP, stems
 
 log = logging.getLogger(__name__)
 
@@ -446,6 +449,39 @@ def names_something(query: str) -> bool:
     return any(w[0].isupper() and w != "I" for w in _WORD.findall(query)[1:])
 
 
+def names(query: str) -> list[tuple[str, ...]]:
+    """The names ``query`` gives (see :func:`names_something`): runs of capitalised
+    words, each word without a possessive "'s", stop words left out. "trip to Rome,
+    Italy" [("Rome",), ("Italy",)], "visited Liberty Bell" [("Liberty", "Bell")],
+    "songs by The Sugar Gutiérrezs" [("Sugar", "Gutiérrezs")]."""
+    out: list[tuple[str, ...]] = []
+    run: list[str] = []
+    end = -1
+    for n, m in enumerate(_WORD.finditer(query)):
+        w = re.sub(r"['’]s$", "", m.group()).strip(".'’-")
+        name = n > 0 and bool(w) and w[0].isupper() and w != "I"
+        if run and (not name or query[end:m.start()].strip()):
+            out.append(tuple(run))
+            run = []
+        if name and w.lower() not in STOP:
+            run.append(w)
+        end = m.end()
+    if run:
+        out.append(tuple(run))
+    return list(dict.fromkeys(out))
+
+
+def says_a_name(e: "_Event", wanted: list[tuple[str, ...]]) -> bool:
+    """Whether the event's title, text or attribute values say a word of one of
+    ``wanted`` (from :func:`names`): in any case, but an acronym in capitals only
+    ("US" is not "us"). One word is enough: a diary says "Dorita" for "time with
+    Dorita Cabezas"."""
+    text = " ".join([e.title or "", e.text or "", *(str(v) for _, v in e.pairs)])
+    words = {w for name in wanted for w in name}
+    return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text, 0 if len(w) > 1 and w.isupper() else re.I)
+               for w in words)
+
+
 def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list[tuple[str, str]],
                          doubted: set[tuple[str, str]], irrelevant_of: dict[tuple[str, str], list[Pattern]],
                          kept: dict[str, None]) -> list[str]:
@@ -638,6 +674,13 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 best = best_passages(ctx.models.reranker, query, batch)
                 passed.extend((e, text) for e, (s, text) in zip(batch, best) if s >= settings.rerank_threshold)
             ctx.note(f"reranked {len(undecided)} candidates, {len(passed)} passed")
+            wanted = names(query) if settings.require_names else []
+            if wanted and passed:
+                named = [(e, text) for e, text in passed if says_a_name(e, wanted)]
+                if len(named) < len(passed):
+                    ctx.note(f"{len(passed) - len(named)} of them dropped: they name none of "
+                             + ", ".join(f"'{' '.join(n)}'" for n in wanted))
+                passed = named
             if ctx.models.embedder is not None and passed:
                 near = _passed_similarities(ctx, query, passed, stored)
                 kept = [p for p, sim in zip(passed, near) if sim >= settings.min_similarity]

@@ -173,12 +173,28 @@ def coerce(value: Any, kind: str, row: Row | None = None) -> Any:
     raise OperatorError("EXTRACT", f"unknown type {kind!r}")
 
 
+_ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
-    if isinstance(b, datetime):
-        return str(a).strip()[:10] == b.date().isoformat()
+    if isinstance(b, datetime):  # the whole answer a date: "1996-01-03 | text" is a date and junk
+        m = _ISO_DATE.fullmatch(str(a).strip())
+        return m is not None and m.group(1) == b.date().isoformat()
     return str(a).strip().lower() == str(b).strip().lower()
+
+
+def answered(a: Any) -> Any:
+    """The extractor's answer, or None where it is none: no letter or digit in it, or
+    a span across the fields of the text it read (asked the "show" of "title:
+    1996-01-03 | text: I watched a tv series ...", the model answered "1996-01-03 |
+    text")."""
+    if isinstance(a, str):
+        a = a.strip()
+        if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a):
+            return None
+    return a
 
 
 def extract(node: Extract, rows: list[Row], ctx: OperatorContext) -> list[Row]:
@@ -247,8 +263,9 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             value = coerce(answer, kind, rows[i])
             if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
                 value = None
-            if kind == "str" and isinstance(value, str) and _PEOPLE_KEYS.search(key) and value == value.lower():
-                value = None  # "lots" (of energy) for "people": texts write names with capitals
+            if kind == "str" and isinstance(value, str) and _PEOPLE_KEYS.search(key) and (
+                    value == value.lower() or value.split()[0].lower() in _PRONOUNS):
+                value = None  # "lots" (of energy), "I really" for "people": names, not words or pronouns
             out[i] = value
     return out
 
@@ -262,6 +279,7 @@ _DATES = re.compile(
 # keys whose values are people: the model's answer must be written like a name
 _PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
                           r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
+_PRONOUNS = frozenset("i me my myself we us our you he him his she her they them their it".split())
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
 _DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
 
@@ -316,7 +334,7 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
         size = max(slack + 1, need - best) if best else slack + 1
         chunk, unasked = unasked[:size], unasked[size:]
         answers = extractor.extract([(_with_attributes(sample[i]), key) for i in chunk])
-        for i, ans in zip(chunk, answers):
+        for i, ans in zip(chunk, map(answered, answers)):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
                 if _same(ans, _lookup(r, attr)):
@@ -326,6 +344,7 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
 
 
 _WORDLESS = re.compile(r"^[\W_]*$")
+_ACROSS_FIELDS = re.compile(r"(^|\s)\|(\s|$)")  # the " | " that joins the verbalised fields
 
 
 def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
@@ -346,11 +365,7 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
     if len(answers) != len(queries):
         raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")
     out: list[Any] = [None] * len(rows)
-    for n, a in zip(owner, answers):
-        if isinstance(a, str):
-            a = a.strip()
-            if _WORDLESS.match(a):  # also "": no answer
-                continue
+    for n, a in zip(owner, map(answered, answers)):
         if out[n] is None and a is not None:
             out[n] = a
     return out

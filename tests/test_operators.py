@@ -15,7 +15,7 @@ from engine.execute import ExecutionError, execute
 from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorRegistry, RetrieveSettings,
                               UnknownOperatorError, default_registry)
 from engine.operators.relational import aggregate, apply, arg_extreme, filter_rows, group_by, unnest
-from engine.operators.retrieve import names_something
+from engine.operators.retrieve import names, names_something
 from engine.plan import parse_plan
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex
@@ -409,6 +409,34 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
                      today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
     assert [r.get("title") for r in result.rows] == ["Live music: Muse concert"]
     assert reranker.pairs == 2  # both calendar candidates were scored, nothing else
+
+
+def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(store):
+    add(store, retrieval_life() + [
+        ev("calendar", "event", datetime(2024, 2, 10, 12, tzinfo=BERLIN), 60, "Lunch with Jack", "Lunch with Jack"),
+        ev("calendar", "event", datetime(2024, 2, 11, 12, tzinfo=BERLIN), 60, "Lunch", "Lunch with Chloe at Paz")])
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    lunches = FakeReranker("lunch")  # lets any lunch through, whoever it was with
+    settings = RetrieveSettings(verify_irrelevant=0)
+    named = execute('RETRIEVE(query="lunch with Chloe")', store, Models(patterns=patterns, reranker=lunches),
+                    today=TODAY, retrieve_settings=settings)
+    assert [r.get("text") for r in named.rows] == ["Lunch with Chloe at Paz"]
+    assert any("dropped: they name none of 'Chloe'" in n for st in named.nodes for n in st.notes)
+    # one word of a name is enough; an unnamed query keeps every lunch
+    assert len(execute('RETRIEVE(query="lunch with Chloe Brown")', store, Models(patterns=patterns, reranker=lunches),
+                       today=TODAY, retrieve_settings=settings).rows) == 1
+    assert len(execute('RETRIEVE(query="lunch")', store, Models(patterns=patterns, reranker=lunches),
+                       today=TODAY, retrieve_settings=settings).rows) == 2
+    off = RetrieveSettings(verify_irrelevant=0, require_names=False)
+    assert len(execute('RETRIEVE(query="lunch with Chloe")', store, Models(patterns=patterns, reranker=lunches),
+                       today=TODAY, retrieve_settings=off).rows) == 2
+
+
+def test_names_are_runs_of_capitalised_words_after_the_first():
+    assert names("travel to Miami, US") == [("Miami",), ("US",)]
+    assert names("songs by The Sugar Gutiérrezs") == [("Sugar", "Gutiérrezs")]
+    assert names("dinner with Maria's family and Tom") == [("Maria",), ("Tom",)]
+    assert names("Running with friends") == [] and names("I ran") == []
 
 
 class FakeEmbedder:
@@ -857,6 +885,25 @@ def test_extract_stops_asking_about_the_sample_once_the_mapping_is_decided(store
     assert sum(sample_calls) == {0: 16, 50: 35}.get(holding, sum(sample_calls)) <= 50
 
 
+def test_an_answer_across_the_fields_of_the_text_is_no_answer_and_freezes_no_mapping(store):
+    """Asked the "show" of diary days that name none, the extractor copied the title
+    and the field after it ("2024-01-01 | text"): once compared by its first ten
+    characters with the start, which froze "show" to the date."""
+    add(store, [ev("journal", "note", datetime(2024, 1, 1, tzinfo=BERLIN) + timedelta(days=i), 0,
+                   (datetime(2024, 1, 1) + timedelta(days=i)).date().isoformat(), "I watched a tv series today.")
+                for i in range(10)])
+    extractor = FakeExtractor(lambda key, text: re.search(r"title: ([\d-]+)", text).group(1) + " | text")
+    result = execute('EXTRACT(l=RETRIEVE(query="tv series"), attr_names=["show"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert not any("frozen mapping" in n for node in result.nodes for n in node.notes)
+    assert [r.get("show") for r in result.rows] == [None] * 10
+    # a whole date still maps a key to the start
+    dated = FakeExtractor(lambda key, text: re.search(r"title: ([\d-]+)", text).group(1))
+    result = execute('EXTRACT(l=RETRIEVE(query="tv series"), attr_names=["watched_on"], attr_types=[str])', store,
+                     Models(extractor=dated), today=TODAY)
+    assert any("frozen mapping to 'start'" in n for node in result.nodes for n in node.notes)
+
+
 def test_extract_decides_per_kind_of_event_which_attribute_holds_the_key(store):
     """Orders carry their total; the receipts mailed for them do not. The orders'
     attribute is read and only the mails go to the extractor."""
@@ -905,6 +952,16 @@ def test_people_the_extractor_names_in_lower_case_are_no_people(store):
     moods = execute('EXTRACT(l=RETRIEVE(query="run"), attr_names=["mood"], attr_types=[str])', store,
                     Models(extractor=extractor), today=TODAY)
     assert sorted(str(r.get("mood")) for r in moods.rows) == ["Claudius", "lots"]
+
+
+def test_a_pronoun_the_extractor_gives_for_people_is_no_person(store):
+    t = datetime(2023, 6, 27, 7, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Games", "Games: I really enjoyed playing video games."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Games", "Games: Ivy Chen and I played video games.")])
+    extractor = FakeExtractor(lambda key, text: re.search(r"Games: (\w+ \w+)", text).group(1))
+    result = execute('EXTRACT(l=RETRIEVE(query="games"), attr_names=["people"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert sorted(str(r.get("people")) for r in result.rows) == ["Ivy Chen", "None"]
 
 
 def test_the_hour_or_weekday_of_an_event_is_read_off_its_start(store):

@@ -5,7 +5,7 @@ import pytest
 
 from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
-                                drop_ungrounded_time_filters, first_or_last_time)
+                                drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -155,6 +155,10 @@ def test_counting_different_things_counts_groups(question, plan, expected):
     ("how many songs did i listen to during my trip to Mexico City",
      'APPLY(l=FILTER(l=RETRIEVE(query="song"), filter=lambda e: e.start >= date(2023, 10, 1)), fct=len)',
      'APPLY(l=RETRIEVE(query="song"), fct=len)'),
+    # what the planner knows of the thing asked about is no time window (TimelineQA)
+    ("How many times did I visit Liberty Bell?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="visited Liberty Bell"), filter=lambda e: e.start == date(1776, 7, 4)), fct=len)',
+     'APPLY(l=RETRIEVE(query="visited Liberty Bell"), fct=len)'),
 ])
 def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
     assert print_plan(drop_ungrounded_time_filters(parse_plan(plan), question)) == expected
@@ -211,6 +215,32 @@ def test_when_first_or_last_takes_the_first_or_last_start(question, wrapped):
 def test_other_lists_are_no_first_or_last(question):
     plan = parse_plan(f'FILTER(l={RUNS}, filter=lambda e: contains(e.text, "x"))')
     assert first_or_last_time(plan, question) is plan
+
+
+TV = 'RETRIEVE(query="watched a tv series")'
+
+
+@pytest.mark.parametrize("question, unit", [
+    ("In which year have I watched the most number of a tv series?", "year"),
+    ("what month did I watch tv series least", "month"),
+])
+def test_which_year_groups_by_the_year_not_by_the_thing(question, unit):
+    plan = parse_plan(f'ARGMAX(l=GROUP_BY(l=EXTRACT(l={TV}, attr_names=["show"], attr_types=[str]), '
+                      'attr_names=["show"]), arg_attr_name="show", val_attr_name="count")')
+    assert print_plan(group_by_the_time_asked_for(plan, question)) == (
+        f'ARGMAX(l=GROUP_BY(l=MAP(l={TV}, fct=lambda e: {unit}(e.start), res_name="{unit}"), '
+        f'attr_names=["{unit}"]), arg_attr_name="{unit}", val_attr_name="count")')
+
+
+@pytest.mark.parametrize("question", ["Which show did I watch the most?", "Which month of which year did I swim most?",
+                                      "In which year did I watch the most tv?"])
+def test_other_argmaxes_keep_their_groups(question):
+    plan = parse_plan(f'ARGMAX(l=GROUP_BY(l=MAP(l={TV}, fct=lambda e: year(e.start), res_name="year"), '
+                      'attr_names=["year"]), arg_attr_name="year", val_attr_name="count")'
+                      if "In which year" in question else
+                      f'ARGMAX(l=GROUP_BY(l=EXTRACT(l={TV}, attr_names=["show"], attr_types=[str]), '
+                      'attr_names=["show"]), arg_attr_name="show", val_attr_name="count")')
+    assert group_by_the_time_asked_for(plan, question) is plan
 
 
 def test_no_rule_rewrites_a_plan_of_the_example_library():

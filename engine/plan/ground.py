@@ -6,7 +6,9 @@ last go running?" to the past seven days. Such a filter silently changes the ans
 A conjunct of a FILTER is dropped when it is one of these shapes and the question
 gives it no ground:
 
-* a year constant (``year(e.start) == 2023``) whose digits the question does not contain;
+* a year constant (``year(e.start) == 2023``; any four digits, for asked "How many
+  times did I visit Liberty Bell?" it wrote ``e.start == date(1776, 7, 4)``) whose
+  digits the question does not contain;
 * a comparison with ``today()`` when the question names no relative time ("last
   week", "this year", "ago", "recently" ... — "last" alone is not one: "when did I
   last go running");
@@ -73,7 +75,7 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
         # "when did I most recently ..." orders; it names no window
         return bool(_RELATIVE.search(_ORDERING.sub(" ", question)))
     if calls & {"year", "date", "datetime"}:
-        years = [v for v in ints if 1900 <= v <= 2100]
+        years = [v for v in ints if 1000 <= v <= 2999]  # "visit Liberty Bell": date(1776, 7, 4)
         if years and not all(str(y) in question for y in years):
             return False
     if "month" in calls and "year" not in calls and ints and not _MONTHS.search(question):
@@ -177,6 +179,30 @@ def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     if first == last:
         return plan
     return N.Min(plan, "start") if first else N.Max(plan, "start")
+
+
+_ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of)", re.I)
+
+
+def group_by_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "In which year have I watched the most number of a tv series?", the
+    planner grouped the shows (``ARGMAX(GROUP_BY(EXTRACT(..., ["show"]), ["show"]),
+    "show", "count")``) and answered a show. A question that asks which year (month)
+    something happened most or least, answered by an argmax of counts over groups of
+    another key, gets its groups by the year (month) of the events' start instead.
+    Otherwise ``plan`` itself."""
+    m = _ASKS_UNIT.search(question)
+    if not (m and isinstance(plan, (N.ArgMax, N.ArgMin)) and plan.val_attr_name == "count"
+            and isinstance(plan.l, N.GroupBy) and len(plan.l.attr_names) == 1):
+        return plan
+    unit, key = m.group(1).lower(), plan.l.attr_names[0]
+    if key == unit or plan.arg_attr_name != key:
+        return plan
+    rows = plan.l.l
+    if isinstance(rows, N.Map) and rows.res_name == key:
+        return plan  # the planner's own time unit ("quarter", "season")
+    when = N.Map(_without_extract(rows, key), X.Lambda(("e",), X.Call(unit, (X.GetAttr(X.Var("e"), "start"),))), unit)
+    return replace(plan, l=N.GroupBy(when, (unit,)), arg_attr_name=unit)
 
 
 def _counts_things(question: str, attr_name: str) -> bool:

@@ -192,6 +192,17 @@ def test_sentences_leave_out_headings_bullets_quotes_and_numbers():
     assert len(sentences(many)) == MAX_SENTENCES
 
 
+def test_sentences_leave_out_who_was_there():
+    from engine.retrieval.passages import sentences
+    assert sentences("I went grocery shopping with Jack, Olivia. Dinner with Anna and Tom!") == [
+        "I went grocery shopping.", "Dinner!"]
+    assert sentences("On 2001/12/30 Layla and I went to Rome, Italy.") == ["I went to Rome, Italy."]
+    assert sentences("Coffee with Lázaro at Kaffeehaus Paz") == ["Coffee at Kaffeehaus Paz"]
+    # not people: kept
+    assert sentences("I went swimming with my dog.") == ["I went swimming with my dog."]
+    assert sentences("Rome and Paris are far apart.") == ["Rome and Paris are far apart."]
+
+
 def test_sentence_vectors_follow_the_store_and_come_back_for_an_older_index(tmp_path):
     from engine.retrieval.vectors import VECTORS_VERSION
     from tests.test_operators import DiaryEmbedder, diary_life

@@ -55,9 +55,46 @@ _REPEATED_PUNCT = re.compile(r"[,;:](?:\s*[,;:])*(?=[.!?])|([,;:])(?:\s*[,;:])+"
 _EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
 
 
+def _name(word: str) -> bool:
+    w = word.strip(",.;:!?")
+    return bool(w) and w[0].isupper() and w[0].isalpha() and w != "I"
+
+
+def without_companions(sentence: str) -> str:
+    """``sentence`` without who was there: "with Jack, Olivia" and "Layla and I" name
+    people, and a sentence is no nearer any question that uses sentence vectors for
+    saying so (a question naming someone is left to the reranker and the names): for
+    "grocery shopping", "I went grocery shopping." is 0.73 and "I went grocery shopping
+    with Jack, Olivia." 0.47 (all-MiniLM-L6-v2)."""
+    words = sentence.split()
+    # "Layla and I ...", "Jack, Olivia and I ..." -> "I ..."
+    n = 0
+    while n < len(words) and _name(words[n]):
+        n += 1
+    if 0 < n and n + 1 < len(words) and words[n] == "and" and words[n + 1] == "I":
+        words = words[n + 1:]
+    out: list[str] = []
+    i = 0
+    while i < len(words):
+        if words[i].lower() == "with" and i + 1 < len(words) and _name(words[i + 1]):
+            j = i + 1
+            while j < len(words) and (_name(words[j]) or (words[j] == "and" and j + 1 < len(words)
+                                                          and _name(words[j + 1]))):
+                j += 1
+            tail = words[j - 1][len(words[j - 1].rstrip(".;:!?")):]  # the sentence's end stays
+            if out and tail:
+                out[-1] += tail
+            i = j
+            continue
+        out.append(words[i])
+        i += 1
+    return " ".join(out)
+
+
 def sentences(text: str | None, title: str | None = None) -> list[str]:
     """The sentences of an event's text as the Embedder compares them with a question,
-    one by one: without markdown headings, bullets, quoted lines and numbers, each cut
+    one by one: without markdown headings, bullets, quoted lines, numbers and
+    companions (:func:`without_companions`), each cut
     to ``SIMILARITY_CHARS``; at most ``MAX_SENTENCES``, each once. An event without text
     has its title as its one sentence.
 
@@ -70,7 +107,7 @@ def sentences(text: str | None, title: str | None = None) -> list[str]:
         if _MARKUP.match(line):
             continue
         for part in _SENTENCE_END.split(_BULLET.sub("", line)):
-            s = _EMPTY_BRACKETS.sub("", _NUMBER.sub("", part))
+            s = without_companions(_EMPTY_BRACKETS.sub("", _NUMBER.sub("", part)))
             s = _REPEATED_PUNCT.sub(r"\1", _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(s.split())))
             s = s.strip(" ,;:-–")[:SIMILARITY_CHARS]
             if re.search(r"[^\W\d_]{2}", s) and s not in out:

@@ -40,7 +40,7 @@ log = logging.getLogger(__name__)
 #: ids read from the store per step (their passages are embedded, then stored)
 CHUNK_IDS = 512
 #: Bump when what is embedded of an event changes: every event is embedded again.
-VECTORS_VERSION = "2"  # 2: sentence vectors beside the passages'
+VECTORS_VERSION = "3"  # 2: sentence vectors beside the passages'; 3: sentences without companions
 
 
 def append_done(db: duckdb.DuckDBPyConnection, table: str, rows: pa.Table, done_table: str,

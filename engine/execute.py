@@ -23,7 +23,7 @@ from typing import Any
 from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorError, OperatorRegistry,
                               RetrieveSettings, Scalar, UnknownOperatorError, default_registry)
 from engine.plan import check_plan, parse_plan
-from engine.plan.nodes import PlanNode, iter_nodes
+from engine.plan.nodes import Filter, PlanNode, Retrieve, iter_nodes
 from engine.plan.optimize import optimize
 from engine.plan.printer import print_plan
 from engine.plan.rows import Row
@@ -90,10 +90,12 @@ def execute(plan: str | PlanNode, store, models: Models | None = None, *, today:
 
 
 def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegistry,
-         stats: dict[str, NodeStats], progress: ProgressCallback | None):
+         stats: dict[str, NodeStats], progress: ProgressCallback | None, wanted=None):
     ctx.check_cancel()
     spec = OPERATORS[node.OP]
-    inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress)
+    # a FILTER right over a RETRIEVE tells it which events can matter (see RETRIEVE's step 4)
+    below = node.filter if isinstance(node, Filter) and isinstance(node.l, Retrieve) else None
+    inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress, below)
               for p in spec.params if p.kind is ParamKind.PLAN]
     ctx.check_cancel()
     st = stats[path]
@@ -105,6 +107,7 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
     except UnknownOperatorError as exc:
         raise ExecutionError(str(exc), path=path, operator=node.OP) from exc
     ctx.notes = []
+    ctx.wanted = wanted
     t0 = time.perf_counter()
     try:
         out = impl(node, *inputs, ctx)
@@ -118,6 +121,8 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
         if progress:
             progress(st)
         raise ExecutionError(f"step {node.OP} failed: {exc}", path=path, operator=node.OP) from exc
+    finally:
+        ctx.wanted = None
     st.ms = (time.perf_counter() - t0) * 1000
     st.rows = 1 if isinstance(out, Scalar) else len(out)
     st.notes = list(ctx.notes)

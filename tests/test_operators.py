@@ -432,6 +432,29 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(st
                        today=TODAY, retrieve_settings=off).rows) == 2
 
 
+def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_search_hits(store):
+    """A diary of two years, a lunch every day: searched, only the best hits of a big
+    group are judged, and the ones in May 2023 may be none of them. With the FILTER
+    right over the RETRIEVE, May's days are judged whole."""
+    t = datetime(2022, 1, 1, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t + timedelta(days=i), 60, "Day", f"Lunch at the canteen, day {i}.")
+                for i in range(730)])
+    patterns = FakePatterns({}, default="partial")
+    settings = RetrieveSettings(verify_irrelevant=0, fts_candidates=5, sparse_candidates=5, rerank_per_group=5,
+                                rerank_whole_group=10, rerank_window=40)
+    plan = ('APPLY(l=FILTER(l=RETRIEVE(query="lunch"), filter=lambda e: year(e.start) == 2023 '
+            'and month(e.start) == 5), fct=len)')
+    reranker = FakeReranker("lunch")
+    result = execute(plan, store, Models(patterns=patterns, reranker=reranker), today=TODAY, retrieve_settings=settings)
+    assert result.value == 31
+    assert reranker.pairs <= 31 + 5  # May's days, and search hits of other months at most
+    assert any("the 31 events the filter can keep are judged whole" in n for st in result.nodes for n in st.notes)
+    # a window bigger than rerank_window: the best search hits only, as without a filter
+    year = plan.replace(" and month(e.start) == 5", "")
+    assert execute(year, store, Models(patterns=patterns, reranker=FakeReranker("lunch")), today=TODAY,
+                   retrieve_settings=settings).value <= 5
+
+
 def test_names_are_runs_of_capitalised_words_after_the_first():
     assert names("travel to Miami, US") == [("Miami",), ("US",)]
     assert names("songs by The Sugar Gutiérrezs") == [("Sugar", "Gutiérrezs")]

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from engine.plan.expr import EvalContext
+from engine.plan.expr import EvalContext, Lambda
 from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, SparseEncoder
 
 if TYPE_CHECKING:
@@ -52,6 +52,10 @@ class RetrieveSettings:
     group_sample: int = 400             # events sampled per partial group to mine value patterns
     rerank_whole_group: int = 400       # a partial group this small is reranked whole, not only its search hits
     rerank_per_group: int = 300         # search hits of a bigger partial group the reranker judges
+    # ... unless a FILTER over the RETRIEVE keeps no more than this many of the group's
+    # events (a year of diary days): those are judged whole (the reranker judges only
+    # those within ``min_similarity`` of the query, mostly a few dozen)
+    rerank_window: int = 1000
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
     rerank_threshold: float = 0.5
     # a relevant group whose value patterns the classifier tells apart ("activity: Yoga"
@@ -107,6 +111,9 @@ class OperatorContext:
     index: "RetrievalIndex | None" = None
     retrieve: RetrieveSettings = field(default_factory=RetrieveSettings)
     notes: list[str] = field(default_factory=list)  # per-node remarks, collected by the executor
+    # the condition of a FILTER directly over the RETRIEVE being run ("in October 2005"):
+    # RETRIEVE judges the events that can pass it, not search hits of other years
+    wanted: Lambda | None = None
 
     @property
     def eval_context(self) -> EvalContext:

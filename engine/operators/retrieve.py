@@ -50,6 +50,8 @@ from datetime import datetime, timedelta, timezone
 import orjson
 
 from engine.operators.context import OperatorContext, OperatorError
+from engine.plan import expr as X
+from engine.plan.expr import EvalError, call_lambda
 from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
 from engine.retrieval.index import RetrievalIndex, read_events
@@ -255,6 +257,29 @@ def _groups(ctx: OperatorContext) -> list[tuple[str, str, int]]:
 def _ids_where(ctx: OperatorContext, p: Pattern) -> list[str]:
     where, params = pattern_sql(p)
     return [r[0] for r in ctx.store.reader().execute(f"SELECT id FROM events WHERE {where}", params).fetchall()]
+
+
+def _wanted(ctx: OperatorContext, row: Row) -> bool:
+    """Whether ``row`` passes the condition of the FILTER over this RETRIEVE (true
+    where there is none, or where it cannot be told here)."""
+    if ctx.wanted is None:
+        return True
+    try:
+        return bool(call_lambda(ctx.wanted, (row,), ctx.eval_context))
+    except EvalError:
+        return True
+
+
+def _ids_in_window(ctx: OperatorContext, source: str, kind: str) -> list[str] | None:
+    """The ids of the group's events that pass the FILTER over this RETRIEVE, when
+    that condition reads nothing but the events' times ("in October 2005"); else None."""
+    fn = ctx.wanted
+    if fn is None or not X.attributes_read(fn.body, fn.params[0]) <= {"start", "end"}:
+        return None
+    rows = ctx.store.reader().execute(
+        'SELECT id, start, "end", tz_offset_min FROM events WHERE source = ? AND kind = ?', [source, kind]).fetchall()
+    return [i for i, start, end, tz in rows
+            if _wanted(ctx, Row({"start": local(start, tz), "end": local(end, tz)}, (i,)))]
 
 
 def _sample(ctx: OperatorContext, source: str, kind: str, n: int) -> list[str]:
@@ -603,15 +628,27 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 decided.append(f"{describe_pattern(group_pattern(*g))} [irrelevant, but search hits pass "
                                f"the reranker: partial]")
     # a small partial group is judged whole: search misses paraphrases ("lunch at
-    # Golden Dragon" for "restaurants"), and judging a few hundred events is cheap
+    # Golden Dragon" for "restaurants"), and judging a few hundred events is cheap.
+    # So is a big group's part that a FILTER over this RETRIEVE can keep: the 47 diary
+    # days of October 2005, not the best 300 search hits of 27 years
     sizes = {(s, k): n for s, k, n in groups}
     whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group] \
         if ctx.models.reranker is not None else []  # without a judge, a whole group would all be kept
-    whole_set = set(whole)
-    if whole:
+    in_window: dict[tuple[str, str], list[str]] = {}
+    if ctx.wanted is not None and ctx.models.reranker is not None:
+        for g in partial_groups:
+            if g not in whole and (ids := _ids_in_window(ctx, *g)) is not None \
+                    and len(ids) <= settings.rerank_window:
+                in_window[g] = ids
+                ctx.note(f"{describe_pattern(group_pattern(*g))}: the {len(ids)} events the filter can keep "
+                         "are judged whole")
+    whole_set = set(whole) | set(in_window)
+    if whole_set:
         known = set(candidate_ids)
-        for source, kind in whole:
-            candidate_ids += [i for i in _ids_where(ctx, group_pattern(source, kind)) if i not in known]
+        for source, kind in [*whole, *in_window]:
+            ids = in_window.get((source, kind)) or _ids_where(ctx, group_pattern(source, kind))
+            candidate_ids += [i for i in ids if i not in known]
+            known.update(ids)
 
     # 2. inside partial groups: value patterns mined from the group's candidates and a sample
     candidates = fetch_events(ctx, candidate_ids)
@@ -624,7 +661,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     for source, kind in partial_groups:
         ctx.check_cancel()
         group = group_pattern(source, kind)
-        members = by_group.get((source, kind), [])
+        members = [e for e in by_group.get((source, kind), []) if _wanted(ctx, e.row())]
         if (source, kind) not in whole_set and len(members) > settings.rerank_per_group:
             # a big group: its best search hits only (the reranker costs ~5 ms a pair)
             members = sorted(members, key=lambda e: rank_of[e.id])[:settings.rerank_per_group]

@@ -635,7 +635,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group] \
         if ctx.models.reranker is not None else []  # without a judge, a whole group would all be kept
     in_window: dict[tuple[str, str], list[str]] = {}
-    if ctx.wanted is not None and ctx.models.reranker is not None:
+    if ctx.wanted is not None and settings.rerank_window and ctx.models.reranker is not None:
         for g in partial_groups:
             if g not in whole and (ids := _ids_in_window(ctx, *g)) is not None \
                     and len(ids) <= settings.rerank_window:
@@ -661,10 +661,18 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     for source, kind in partial_groups:
         ctx.check_cancel()
         group = group_pattern(source, kind)
-        members = [e for e in by_group.get((source, kind), []) if _wanted(ctx, e.row())]
+        members = by_group.get((source, kind), [])
+        windowed = ctx.wanted is not None and bool(settings.rerank_window)
+        if windowed:
+            # what the filter can keep first; of the rest only the best search hits, enough
+            # to tell "none in April" from "nothing like it at all"
+            inside = {e.id for e in members if _wanted(ctx, e.row())}
+            members = sorted(members, key=lambda e: (e.id not in inside, rank_of[e.id]))
+            members = members[:len(inside) + settings.rerank_outside_window]
         if (source, kind) not in whole_set and len(members) > settings.rerank_per_group:
             # a big group: its best search hits only (the reranker costs ~5 ms a pair)
-            members = sorted(members, key=lambda e: rank_of[e.id])[:settings.rerank_per_group]
+            members = members[:settings.rerank_per_group] if windowed else \
+                sorted(members, key=lambda e: rank_of[e.id])[:settings.rerank_per_group]
         seen = {e.id for e in members}
         sample = members + fetch_events(ctx, [i for i in _sample(ctx, source, kind, settings.group_sample)
                                               if i not in seen])

@@ -93,7 +93,7 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
          stats: dict[str, NodeStats], progress: ProgressCallback | None, wanted=None):
     ctx.check_cancel()
     spec = OPERATORS[node.OP]
-    # a FILTER right over a RETRIEVE tells it which events can matter (see RETRIEVE's step 4)
+    # a FILTER right over a RETRIEVE tells it which events can matter (RetrieveSettings.rerank_window)
     below = node.filter if isinstance(node, Filter) and isinstance(node.l, Retrieve) else None
     inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress, below)
               for p in spec.params if p.kind is ParamKind.PLAN]

@@ -454,9 +454,11 @@ def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_s
     assert execute(year, store, Models(patterns=patterns, reranker=FakeReranker("lunch")), today=TODAY,
                    retrieve_settings=settings).value <= 5
     # none in the window: 0, and RETRIEVE still found lunches (no "nothing like it at all")
-    none = execute(plan.replace("2023", "2025"), store, Models(patterns=patterns, reranker=FakeReranker("lunch")),
+    judge = FakeReranker("lunch")
+    none = execute(plan.replace("2023", "2025"), store, Models(patterns=patterns, reranker=judge),
                    today=TODAY, retrieve_settings=settings)
     assert none.value == 0 and [n.rows for n in none.nodes if n.operator == "RETRIEVE"][0] > 0
+    assert judge.pairs <= 10  # the search hits; an empty window brings no group whole
 
 
 def test_names_are_runs_of_capitalised_words_after_the_first():

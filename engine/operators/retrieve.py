@@ -30,7 +30,10 @@
    none of whose passages is that near is never reranked: it could not pass. For a
    query that names someone or something, a candidate that passes must say a word of
    one of the names (the reranker passed "I went grocery shopping with Jack." for
-   "go to the grocery store with Chloe");
+   "go to the grocery store with Chloe"). With ``rerank_window`` set, a RETRIEVE
+   right under a FILTER that reads only times has the part of a big group the filter
+   can keep judged whole (October 2005's diary days, not the best search hits of
+   every year);
 6. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
@@ -470,8 +473,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’.-]*")
 
 def names_something(query: str) -> bool:
     """Whether ``query`` names someone or something: a capitalised word after its
-    first ("songs by The Sugar Gutiérrezs", "Diane Edwards"; "I" aside)."""
-    return any(w[0].isupper() and w != "I" for w in _WORD.findall(query)[1:])
+    first ("songs by The Sugar Gutiérrezs", "Diane Edwards"; "I" aside; see :func:`names`)."""
+    return bool(names(query))
 
 
 def names(query: str) -> list[tuple[str, ...]]:
@@ -646,7 +649,8 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     if whole_set:
         known = set(candidate_ids)
         for source, kind in [*whole, *in_window]:
-            ids = in_window.get((source, kind)) or _ids_where(ctx, group_pattern(source, kind))
+            ids = in_window[(source, kind)] if (source, kind) in in_window else \
+                _ids_where(ctx, group_pattern(source, kind))
             candidate_ids += [i for i in ids if i not in known]
             known.update(ids)
 

@@ -69,6 +69,13 @@ def _fmt_number(v: float | int) -> str:
     return f"{v:,.2f}"
 
 
+def format_key(value: Any) -> str:
+    """A group's key or an argmax's winner: a label, not a quantity ("2023", not "2,023")."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return format_value(value)
+
+
 def format_value(value: Any) -> str:
     if value is None:
         return "nothing"
@@ -209,7 +216,7 @@ class HindsightEngine:
         answer_value: Any
         if result.rows is not None and result.rows and all(_is_group(r) for r in result.rows):
             keys = [_group_key(r) for r in result.rows[:50]]
-            shown = [f"{format_value(k)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
+            shown = [f"{format_key(k)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
             text = (f"{len(result.rows):,} " + ("group" if len(result.rows) == 1 else "groups, largest first")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
@@ -271,7 +278,7 @@ def _sentence(op: str, value: Any, n_evidence: int, note: str) -> str:
             word = "The earliest is" if op == "MIN" else "The latest is"
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
-        return f"{shown}{src}."
+        return f"{format_key(value)}{src}."
     return f"{shown}{src}."
 
 

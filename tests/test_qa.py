@@ -159,3 +159,10 @@ def test_an_empty_store_says_to_import_first_without_planning(engine_over):
     assert not ans.ok and "Nothing has been imported yet" in ans.answer_text
     assert "hindsight import" in ans.answer_text
     assert ans.llm_calls == 0 and eng.planner.llm_calls == 0
+
+
+def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
+    from engine.qa import _sentence, format_key
+    assert _sentence("ARGMAX", 2023, 57, "") == "2023 (from 57 source events)."
+    assert _sentence("SUM", 2023, 57, "") == "In total: 2,023 (from 57 source events)."
+    assert format_key(7) == "7" and format_key("Muse") == "Muse" and format_key(True) == "yes"

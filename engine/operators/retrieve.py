@@ -637,8 +637,9 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     sizes = {(s, k): n for s, k, n in groups}
     whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group] \
         if ctx.models.reranker is not None else []  # without a judge, a whole group would all be kept
+    windowed = ctx.wanted is not None and bool(settings.rerank_window)
     in_window: dict[tuple[str, str], list[str]] = {}
-    if ctx.wanted is not None and settings.rerank_window and ctx.models.reranker is not None:
+    if windowed and ctx.models.reranker is not None:
         for g in partial_groups:
             if g not in whole and (ids := _ids_in_window(ctx, *g)) is not None \
                     and len(ids) <= settings.rerank_window:
@@ -666,7 +667,6 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         ctx.check_cancel()
         group = group_pattern(source, kind)
         members = by_group.get((source, kind), [])
-        windowed = ctx.wanted is not None and bool(settings.rerank_window)
         if windowed:
             # what the filter can keep first; of the rest only the best search hits, enough
             # to tell "none in April" from "nothing like it at all"

@@ -19,6 +19,7 @@ from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
+from engine.operators.spans import whole_name
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
 from engine.plan.spec import EVENT_ATTRIBUTES
@@ -185,15 +186,16 @@ def _same(a: Any, b: Any) -> bool:
     return str(a).strip().lower() == str(b).strip().lower()
 
 
-def answered(a: Any) -> Any:
-    """The extractor's answer, or None where it is none: no letter or digit in it, or
-    a span across the fields of the text it read (asked the "show" of "title:
-    1996-01-03 | text: I watched a tv series ...", the model answered "1996-01-03 |
-    text")."""
+def answered(a: Any, text: str) -> Any:
+    """The extractor's answer to a question about ``text``, or None where it is none:
+    no letter or digit in it, or a span across the fields of the text it read (asked
+    the "show" of "title: 1996-01-03 | text: I watched a tv series ...", the model
+    answered "1996-01-03 | text"). A name comes whole (see :mod:`spans`)."""
     if isinstance(a, str):
         a = a.strip()
         if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a):
             return None
+        return whole_name(a, text)
     return a
 
 
@@ -333,8 +335,9 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
             break
         size = max(slack + 1, need - best) if best else slack + 1
         chunk, unasked = unasked[:size], unasked[size:]
-        answers = extractor.extract([(_with_attributes(sample[i]), key) for i in chunk])
-        for i, ans in zip(chunk, map(answered, answers)):
+        texts = [_with_attributes(sample[i]) for i in chunk]
+        answers = extractor.extract([(t, key) for t in texts])
+        for i, ans in zip(chunk, map(answered, answers, texts)):
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
                 if _same(ans, _lookup(r, attr)):
@@ -365,7 +368,7 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
     if len(answers) != len(queries):
         raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")
     out: list[Any] = [None] * len(rows)
-    for n, a in zip(owner, map(answered, answers)):
+    for n, a in zip(owner, map(answered, answers, (t for t, _ in queries))):
         if out[n] is None and a is not None:
             out[n] = a
     return out

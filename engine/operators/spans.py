@@ -1,0 +1,156 @@
+"""Whole names out of the extractor's spans.
+
+The extractor copies a span of the text it reads, and for names it often cuts the
+span a word short or runs a word long: "Osteria da" for Osteria da Hänel, "Hänel
+for" out of "Osteria da Hänel for dinner", "Warmer with" for Ristorante Warmer,
+"Sushi Perez," with the comma. Asked for a user's favourite restaurant, the demo
+answered "Osteria da". :func:`whole_name` finds the span in the text and makes it
+the whole run of capitalised words it sits in.
+
+Only answers written like a name are touched (the first letter a capital) and only
+where the text holds them as written; a category the model wrote in its own words
+("italian") or a number comes back as it was.
+"""
+from __future__ import annotations
+
+import re
+
+# Lower-case words inside names (Osteria da Hänel, La Taberna de Sauer), which a
+# name runs on across.
+PARTICLES = frozenset("da de di del della der den des do dos das du van von la le y".split())
+# Words that join two names as often as they sit inside one ("Pilot of Breaking
+# Bad", "Ana and Leo"): a span runs on across one only where the model's own answer
+# ends in it ("Statue of" -> "Statue of Liberty", "Hanna and" -> "Hanna and the Suns").
+_LINKS = PARTICLES | {"of", "the", "and", "&"}
+# Words that, capitalised in a title ("Dinner With Ana And Leo") or a sentence, still
+# end a name; also the names of days and months, which follow names ("Sushi Perez
+# Wednesday").
+_BREAKS = frozenset((
+    "i with and or for at in on to from by my our your his her their me we you he she they it is was "
+    "but so then when while after before near via per a an this that these those "
+    "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
+    "july august september october november december").split())
+MAX_WORDS = 6
+_SPACES = re.compile(r"[ \t]+")
+_DOTTED = re.compile(r"[^\W\d]\.[^\W\d]+\.?$")  # s.r.l. S.A. Sp.j: the full stop is a part of them
+
+
+def _name_word(w: str) -> bool:
+    return bool(w) and w[0].isupper() and w.lower() not in _BREAKS
+
+
+def _sentence_start(text: str, at: int) -> bool:
+    """Whether the word starting at ``at`` is the first of its sentence, line or field."""
+    before = text[:at].rstrip(" \t")
+    return not before or before[-1] in ".!?:;\n|#\"'(["
+
+
+def _word_after(text: str, pos: int) -> tuple[str, int, bool] | None:
+    """The word after ``pos`` on the same line (spaces only between), where it ends,
+    and whether punctuation follows it directly."""
+    m = _SPACES.match(text, pos)
+    if not m:
+        return None
+    end = m.end()
+    while end < len(text) and not text[end].isspace():
+        end += 1
+    token = text[m.end():end]
+    word = token.rstrip(".,;:!?)]\"'")
+    if not word:
+        return None
+    return word, m.end() + len(word), len(word) < len(token)
+
+
+def _word_before(text: str, pos: int) -> tuple[str, int] | None:
+    """The word before ``pos`` on the same line, and where it starts; None where
+    punctuation ends it ("Lunch: Osteria")."""
+    head = text[:pos]
+    stripped = head.rstrip(" \t")
+    if len(stripped) == len(head):
+        return None
+    start = len(stripped)
+    while start > 0 and not stripped[start - 1].isspace():
+        start -= 1
+    word = stripped[start:]
+    if not word or not (word[-1].isalnum() or word == "&"):
+        return None
+    return word, start
+
+
+def _extend_right(text: str, end: int, crossing: frozenset[str]) -> int:
+    """Where the name ending at ``end`` ends: later name words, and the ``crossing``
+    words between them, are taken in (``crossing`` only for the first step)."""
+    while True:
+        nxt = _word_after(text, end)
+        if nxt is None:
+            return end
+        word, word_end, punct = nxt
+        while word in crossing and not punct:
+            nxt = _word_after(text, word_end)
+            if nxt is None:
+                return end
+            word, word_end, punct = nxt
+        if not _name_word(word):
+            return end
+        end = word_end
+        if punct:
+            return end
+        crossing = PARTICLES
+
+
+def _extend_left(text: str, start: int) -> int:
+    while True:
+        prev = _word_before(text, start)
+        if prev is None:
+            return start
+        word, word_start = prev
+        via_particle = word in PARTICLES
+        if via_particle:
+            prev = _word_before(text, word_start)
+            if prev is None:
+                return start
+            word, word_start = prev
+        if not _name_word(word) or (_sentence_start(text, word_start) and not via_particle):
+            return start
+        start = word_start
+
+
+def _find(words: list[str], text: str) -> re.Match | None:
+    """``words`` in ``text``, as whole words written as they are, spaces between."""
+    return re.search(r"(?<!\w)" + r"[ \t]+".join(map(re.escape, words)) + r"(?!\w)", text)
+
+
+def whole_name(answer: str | None, text: str) -> str | None:
+    """``answer`` made the whole name it is part of in ``text``; the answer as it was
+    where it is no name or the text does not hold it as written (without the comma,
+    colon or full stop the model may have copied after it)."""
+    if not isinstance(answer, str):
+        return answer
+    answer = answer.strip().rstrip(",;:").rstrip()
+    if answer.endswith(".") and not _DOTTED.search(answer):
+        answer = answer[:-1].rstrip()
+    for opening, closing in ("()", "[]"):
+        if answer.endswith(closing) and opening not in answer:
+            answer = answer[:-1].rstrip()
+    words = answer.split()
+    if not words or not words[0][0].isupper():
+        return answer
+    # a word too many: "Hänel for", "Michael at", "Lay ("; a link left hanging is
+    # either continued ("Osteria da" -> "Osteria da Hänel") or dropped below. Other
+    # lower-case words stay: "Bridges desk lamp" is a product.
+    while len(words) > 1 and words[-1] not in _LINKS and (
+            words[-1].lower() in _BREAKS or not any(c.isalnum() for c in words[-1])):
+        words.pop()
+    m = _find(words, text)
+    if m is None:
+        return answer
+    end = m.end()
+    if _DOTTED.search(words[-1]) and text[end:end + 1] == ".":
+        end += 1  # "Bottaro s.r.l" of "Bottaro s.r.l."
+    elif text[end - 1] not in ".!?":  # a sentence ends the name
+        end = _extend_right(text, end, _LINKS if words[-1] in _LINKS else PARTICLES)
+    out = text[_extend_left(text, m.start()):end].split()
+    while len(out) > 1 and out[-1] in _LINKS:
+        out.pop()
+    # a run longer than names are is a title written in capitals, not one name
+    return " ".join(out if len(out) <= MAX_WORDS else words)

@@ -1,0 +1,58 @@
+"""Names the extractor cut short or ran long come whole out of EXTRACT."""
+from __future__ import annotations
+
+import re
+from datetime import datetime
+
+import pytest
+
+from engine.execute import execute
+from engine.operators import Models
+from engine.operators.spans import whole_name
+from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  # noqa: F401 (fixture)
+
+
+@pytest.mark.parametrize("answer, text, expected", [
+    # a word short
+    ("Osteria da", "Calendar event: Lunch: Osteria da Hänel on Thursday 26 January 2023", "Osteria da Hänel"),
+    ("Taberna de", "the Spanish dinner at La Taberna de Sauer. Next time I'm paying!", "La Taberna de Sauer"),
+    ("Τσαπραλής Banh", "Lunch at Τσαπραλής Banh Mi (Vietnamese) with Gabriele", "Τσαπραλής Banh Mi"),
+    ("Claudius", "Ran 5 km with Claudius Reising and Jörg Böhm", "Claudius Reising"),
+    ("Pantheon", "During my trip to Rome, Italy, I visited The Pantheon on 1996/07", "The Pantheon"),
+    ("Hanna and", "Played Quis Fever by Hanna and the Suns (Lonely Ruby) for 3 min", "Hanna and the Suns"),
+    ("Statue of", "We saw the Statue of Liberty from the ferry.", "Statue of Liberty"),
+    ("Bergström &", "Had dumplings at Bergström & Sons with Marie.", "Bergström & Sons"),
+    ("Bottaro s.r.l", "Receipt from Bottaro s.r.l.: 1 × notebook", "Bottaro s.r.l."),
+    # a word long, or the punctuation after it
+    ("Hänel for", "# 2023-05-07\n\nOsteria da Hänel for dinner, Antonietta came along.", "Osteria da Hänel"),
+    ("Warmer with", "Quick Italian dinner at Ristorante Warmer with Trudi and Aurora.", "Ristorante Warmer"),
+    ("Sushi Perez,", "Reservation confirmed: Sushi Perez, Wednesday, 21 June at 13:13", "Sushi Perez"),
+    ("Machado.", "Your order has shipped. Seller: Machado. Amount charged: 125,00 £.", "Machado"),
+    ("Smith-Ingram)", "Call with Emilia Ståhl (Smith-Ingram) on Saturday 28 May.", "Smith-Ingram"),
+    ("Rome,", "I ate Japanese food at Mozao on 1996/07/02 when I was in Rome, Italy.", "Rome"),
+    # left as they are
+    ("Gillian", "Met Gillian at Bangkok Kitchen. We had Thai.", "Gillian"),  # "Met" opens the sentence
+    ("Dominic", "Italian Dinner With Dominic And Gillian", "Dominic"),  # a title in capitals
+    ("Bridges desk lamp", "Bought Bridges desk lamp for 87.99 GBP", "Bridges desk lamp"),
+    ("CHF 496.00", "Bought a backpack from Lévy for CHF 496.00.", "CHF 496.00"),
+    ("Canyon River", "Watched Honderd Lights of Canyon River on Tuesday.", "Canyon River"),  # "of" joins two
+    ("italian", "Italian dinner at Ristorante Warmer", "italian"),  # the model's own words
+    ("Japanese", "I ate Japanese food at Mozao", "Japanese"),
+    ("Sunday", "Dinner @ Osteria da Hänel on Sunday 05 February 2023", "Sunday"),
+    ("Ana", "notes: ana garcia came by", "Ana"),  # not in the text as written
+    ("Lunch One Two", "Lunch One Two Three Four Five Six Seven Eight", "Lunch One Two"),  # no name is 8 words
+    (None, "anything", None),
+])
+def test_whole_name(answer, text, expected):
+    assert whole_name(answer, text) == expected
+
+
+def test_extract_returns_the_whole_name_the_model_cut_short(store):
+    t = datetime(2023, 1, 26, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Lunch", "Lunch at Osteria da Hänel with Jeremy."),
+                ev("journal", "note", t.replace(day=27), 60, "Dinner", "Dinner at La Taberna de Sauer, great.")])
+    # the model stops at the particle, as the real one did on the demo persona
+    extractor = FakeExtractor(lambda key, text: re.search(r"at (\w+(?: \w+)? d[ae]) ", text).group(1))
+    result = execute('EXTRACT(l=RETRIEVE(query="lunch dinner"), attr_names=["restaurant"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert sorted(r.get("restaurant") for r in result.rows) == ["La Taberna de Sauer", "Osteria da Hänel"]

@@ -983,6 +983,19 @@ def test_people_the_extractor_names_in_lower_case_are_no_people(store):
     assert sorted(str(r.get("mood")) for r in moods.rows) == ["Claudius", "lots"]
 
 
+def test_people_are_never_read_off_an_attribute_that_holds_words(store):
+    """Asked who came along on runs, the model answered each run's "running", which
+    equals its sport: the mapping people -> sport froze and "running" won."""
+    t = datetime(2023, 6, 27, 7, tzinfo=BERLIN)
+    add(store, [ev("strava", "workout", t + timedelta(days=d), 40, "Morning Run", "Run workout on Strava",
+                   sport="running") for d in range(5)]
+        + [ev("strava", "workout", t + timedelta(days=9), 40, "Run with Claudius", "Run with Claudius", sport="running")])
+    extractor = FakeExtractor(lambda key, text: m.group(1) if (m := re.search(r"with (\w+)", text)) else "running")
+    result = execute('EXTRACT(l=RETRIEVE(query="run"), attr_names=["people"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert sorted(str(r.get("people")) for r in result.rows) == ["Claudius"] + ["None"] * 5
+
+
 def test_a_pronoun_the_extractor_gives_for_people_is_no_person(store):
     t = datetime(2023, 6, 27, 7, tzinfo=BERLIN)
     add(store, [ev("journal", "note", t, 60, "Games", "Games: I really enjoyed playing video games."),

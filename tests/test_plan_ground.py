@@ -5,7 +5,8 @@ import pytest
 
 from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
-                                drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for)
+                                drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for,
+                                retrieve_the_activity_not_the_company)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -241,6 +242,32 @@ def test_other_argmaxes_keep_their_groups(question):
                       f'ARGMAX(l=GROUP_BY(l=EXTRACT(l={TV}, attr_names=["show"], attr_types=[str]), '
                       'attr_names=["show"]), arg_attr_name="show", val_attr_name="count")')
     assert group_by_the_time_asked_for(plan, question) is plan
+
+
+def _partners(query: str, key: str = "people") -> str:
+    return (f'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="{query}"), filter=lambda e: '
+            f'year(e.start) == 2023), attr_names=["{key}"], attr_types=[str]), nested_attr_name="{key}", '
+            f'unnested_attr_name="person"), attr_names=["person"]), arg_attr_name="person", val_attr_name="count")')
+
+
+@pytest.mark.parametrize("query, activity", [
+    ("running with people", "running"), ("went hiking with friends", "went hiking"),
+    ("played tennis together with someone", "played tennis"), ("dinner with my friends", "dinner"),
+])
+def test_who_came_along_is_extracted_not_searched_for(query, activity):
+    plan = parse_plan(_partners(query))
+    assert print_plan(retrieve_the_activity_not_the_company(plan, "Who did I run with most often in 2023?")) \
+        == _partners(activity)
+
+
+@pytest.mark.parametrize("plan", [
+    _partners("dinner with Ana"),  # a named person is what to search for
+    _partners("running with friends", key="distance"),  # no people extracted
+    'APPLY(l=RETRIEVE(query="coffee with friends"), fct=len)',
+])
+def test_other_queries_keep_their_company(plan):
+    node = parse_plan(plan)
+    assert retrieve_the_activity_not_the_company(node, "Who?") is node
 
 
 def test_no_rule_rewrites_a_plan_of_the_example_library():

@@ -22,7 +22,7 @@ from engine.operators.retrieve import MERGED_TEXTS
 from engine.operators.spans import whole_name
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
-from engine.plan.spec import EVENT_ATTRIBUTES
+from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
 from engine.retrieval.verbalise import key_values, verbalise
 
 log = logging.getLogger(__name__)
@@ -265,9 +265,8 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             value = coerce(answer, kind, rows[i])
             if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
                 value = None
-            if kind == "str" and isinstance(value, str) and _PEOPLE_KEYS.search(key) and (
-                    value == value.lower() or value.split()[0].lower() in _PRONOUNS):
-                value = None  # "lots" (of energy), "I really" for "people": names, not words or pronouns
+            if kind == "str" and not _fits(key, value):
+                value = None
             out[i] = value
     return out
 
@@ -278,12 +277,17 @@ _DATES = re.compile(
     rf"\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+\d{{4}})?\b"
     rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
-# keys whose values are people: the model's answer must be written like a name
-_PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
-                          r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
 _PRONOUNS = frozenset("i me my myself we us our you he him his she her they them their it".split())
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
 _DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
+
+
+def _fits(key: str, value: Any) -> bool:
+    """Whether ``value`` can be the ``key`` of an event: "lots" (of energy), "I
+    really" or "running" are no people; names are written like names."""
+    if not (isinstance(value, str) and PEOPLE_KEYS.search(key)):
+        return True
+    return value != value.lower() and value.split()[0].lower() not in _PRONOUNS
 
 
 def _read_off_a_date(value: float, key: str, row: Row) -> bool:
@@ -338,6 +342,8 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
         texts = [_with_attributes(sample[i]) for i in chunk]
         answers = extractor.extract([(t, key) for t in texts])
         for i, ans in zip(chunk, map(answered, answers, texts)):
+            if not _fits(key, ans):
+                continue
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
                 if _same(ans, _lookup(r, attr)):

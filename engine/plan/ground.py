@@ -32,6 +32,7 @@ from dataclasses import replace
 from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.repair import with_children
+from engine.plan.spec import PEOPLE_KEYS
 from engine.plan.validate import text_attributes
 
 _COUNTING = re.compile(r"\b(how many|how often|number of|count)\b", re.I)
@@ -203,6 +204,37 @@ def group_by_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
         return plan  # the planner's own time unit ("quarter", "season")
     when = N.Map(_without_extract(rows, key), X.Lambda(("e",), X.Call(unit, (X.GetAttr(X.Var("e"), "start"),))), unit)
     return replace(plan, l=N.GroupBy(when, (unit,)), arg_attr_name=unit)
+
+
+# "running with people", "went hiking with friends": who came along, as a search phrase
+_COMPANY = re.compile(r"\s+(?:together\s+)?with\s+(?:(?:my|some|other|the|a)\s+)?(?:people|persons|friends?|"
+                      r"someone|somebody|others|company|whom|anyone|anybody|buddies|buddy|companions?|partners?)"
+                      r"\s*$", re.I)
+
+
+def retrieve_the_activity_not_the_company(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "Who did I run with most often", the planner retrieved "running with
+    people": the reranker passed 0 of the runs and the answer came from one diary
+    note. Who was there is what the EXTRACT of people above the RETRIEVE finds out,
+    so its query loses a trailing "with people/friends/someone". Otherwise ``plan``
+    itself."""
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        node = with_children(node, rewrite)
+        if isinstance(node, N.Extract) and any(PEOPLE_KEYS.search(k) for k in node.attr_names):
+            inner = _activity_only(node.l)
+            return node if inner is node.l else replace(node, l=inner)
+        return node
+    return plan if isinstance(plan, N.Qud) else rewrite(plan)
+
+
+def _activity_only(plan: N.PlanNode) -> N.PlanNode:
+    if isinstance(plan, N.Filter):
+        inner = _activity_only(plan.l)
+        return plan if inner is plan.l else replace(plan, l=inner)
+    if isinstance(plan, N.Retrieve):
+        query = _COMPANY.sub("", plan.query)
+        return replace(plan, query=query) if query and query != plan.query else plan
+    return plan
 
 
 def _counts_things(question: str, attr_name: str) -> bool:

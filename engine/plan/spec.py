@@ -8,6 +8,8 @@ evaluate or execute anything.
 """
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 from enum import Enum
 
@@ -84,6 +86,10 @@ EVENT_ATTRIBUTES = ("start", "end", "source", "kind", "title", "text")
 GROUP_ATTRIBUTES = ("group", "count")
 
 TYPE_NAMES = ("str", "int", "float", "date", "datetime", "bool")
+
+#: Attribute names whose values are people (EXTRACT asks for names, written like names).
+PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
+                         r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
 
 #: Names a lambda over the list may use as fct directly (APPLY(fct=len)).
 LIST_FUNCTIONS = ("len",)

@@ -174,7 +174,7 @@ EXAMPLES: tuple[Example, ...] = (
         'attr_types=[str]), attr_names=["topic"]), arg_attr_name="topic", val_attr_name="count")', "argmax", "chat"),
     # ---- unnest ---------------------------------------------------------------------------------
     _ex("Who did I meet most often in calendar events?",
-        'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=RETRIEVE(query="meeting with people"), attr_names=["attendees"], '
+        'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=RETRIEVE(query="meeting"), attr_names=["attendees"], '
         'attr_types=[str]), nested_attr_name="attendees", unnested_attr_name="person"), attr_names=["person"]), '
         'arg_attr_name="person", val_attr_name="count")', "unnest", "calendar"),
     _ex("Which tag do I use most in my journal?",
@@ -182,7 +182,7 @@ EXAMPLES: tuple[Example, ...] = (
         'nested_attr_name="tags", unnested_attr_name="tag"), attr_names=["tag"]), arg_attr_name="tag", '
         'val_attr_name="count")', "unnest", "note"),
     _ex("How many different people did I have dinner with in 2023?",
-        'APPLY(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="dinner with friends"), filter=lambda e: '
+        'APPLY(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="dinner"), filter=lambda e: '
         'year(e.start) == 2023), attr_names=["people"], attr_types=[str]), nested_attr_name="people", '
         'unnested_attr_name="person"), attr_names=["person"]), fct=len)', "unnest", "count"),
     # ---- joins by time ------------------------------------------------------------------------
@@ -264,7 +264,7 @@ EXAMPLES: tuple[Example, ...] = (
         'APPLY(l=FILTER(l=RETRIEVE(query="talked to Noah"), filter=lambda e: year(e.start) == 2012 '
         'and month(e.start) == 3), fct=len)', "count", "people", "note"),
     _ex("Who did I go hiking with most often in 2019?",
-        'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="went hiking with friends"), '
+        'ARGMAX(l=GROUP_BY(l=UNNEST(l=EXTRACT(l=FILTER(l=RETRIEVE(query="went hiking"), '
         'filter=lambda e: year(e.start) == 2019), attr_names=["people"], attr_types=[str]), nested_attr_name="people", '
         'unnested_attr_name="person"), attr_names=["person"]), arg_attr_name="person", val_attr_name="count")',
         "unnest", "argmax", "people", "note"),

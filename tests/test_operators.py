@@ -1055,6 +1055,22 @@ def test_extract_reads_each_text_of_a_merged_row_and_ignores_answers_without_wor
     assert _ask(FakeExtractor(lambda key, text: "|"), "people", [run]) == [None]
 
 
+def test_extract_over_a_join_reads_the_event_that_says_it(store):
+    """'Which cuisine after football': the JOIN's rows held the match's text alone,
+    and asked its cuisine the model made one up."""
+    t = datetime(2023, 5, 4, 19, tzinfo=BERLIN)
+    add(store, [ev("calendar", "calendar_event", t, 90, "Football", "Weekly football at Lorch Park."),
+                ev("journal", "note", t + timedelta(hours=2), 60, "Dinner", "Korean dinner at Bibim with Rico.")])
+    # the model's prior: whatever it reads, a cuisine
+    extractor = FakeExtractor(lambda key, text: "korean" if "Korean" in text else "italian")
+    result = execute('EXTRACT(l=JOIN(l1=RETRIEVE(query="football"), l2=RETRIEVE(query="dinner"), '
+                     'condition="i2.start > i1.end and i2.start - i1.end < hours(5)"), attr_names=["cuisine"], '
+                     'attr_types=[str])', store, Models(extractor=extractor), today=TODAY)
+    [row] = result.rows
+    assert row.get("title") == "Football" and "Korean dinner" in row.get("text")
+    assert row.get("cuisine") == "korean"
+
+
 def test_extract_without_model_or_attribute_fails_in_plain_words(store):
     add(store, orders())
     with pytest.raises(ExecutionError, match="EXTRACT.*no attribute that holds 'mood'.*no extraction model"):

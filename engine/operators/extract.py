@@ -357,24 +357,34 @@ _ACROSS_FIELDS = re.compile(r"(^|\s)\|(\s|$)")  # the " | " that joins the verba
 
 
 def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
-    """The extractor's answers for ``rows``. A row RETRIEVE merged from several events
-    (a run in Strava and "Run with Ana" in the calendar) is asked once per event's
-    text, and the first answer with a word in it counts: asked about the joined text,
-    the model answered "|". An answer without a letter or digit is no answer."""
+    """The extractor's answers for ``rows``. A row merged from several events (by
+    RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
+    match and the dinner after it) is asked once per event's text, and the first
+    answer written in the text it was read from counts, else the first with a word
+    in it: asked about the joined text, the model answered "|", and asked the
+    cuisine of the football match, "italian". An answer without a letter or digit
+    is no answer."""
     queries: list[tuple[str, str]] = []
     owner: list[int] = []
     for n, r in enumerate(rows):
         text = r.get("text") or ""
         merged = len(r.ids) > 1 and MERGED_TEXTS in text
         parts = [t for t in text.split(MERGED_TEXTS) if t.strip()] if merged else [text]
-        for part in parts:
-            queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", r.get("title"), part), key))
+        for k, part in enumerate(parts):
+            # the row's source, kind and title are those of its first event
+            title = r.get("title") if k == 0 else None
+            queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
             owner.append(n)
     answers = extractor.extract(queries)
     if len(answers) != len(queries):
         raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")
     out: list[Any] = [None] * len(rows)
-    for n, a in zip(owner, map(answered, answers, (t for t, _ in queries))):
-        if out[n] is None and a is not None:
-            out[n] = a
+    written = [False] * len(rows)  # whether out[n] is written in the text it was read from
+    for n, a, (text, _) in zip(owner, answers, queries):
+        a = answered(a, text)
+        if a is None:
+            continue
+        here = isinstance(a, str) and a.lower() in text.lower()
+        if out[n] is None or (here and not written[n]):
+            out[n], written[n] = a, here
     return out

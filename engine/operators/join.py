@@ -19,6 +19,7 @@ import duckdb
 import pyarrow as pa
 
 from engine.operators.context import OperatorContext, OperatorError
+from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan import expr as X
 from engine.plan.expr import EvalError, evaluate
 from engine.plan.nodes import Join
@@ -239,8 +240,15 @@ def _reads(cond: X.Expr, var: str) -> set[str]:
 
 
 def _merge(r1: Row, r2: Row) -> Row:
+    """The pair as one row: the left row's attributes win on a clash, and the text
+    is both texts, so an EXTRACT above reads each event ("which cuisine after
+    football" asked the cuisine of the football match alone, and the model made
+    one up)."""
     values = dict(r2.values)
-    values.update(r1.values)  # the left row's attributes win on a clash
+    values.update(r1.values)
+    texts = [t for t in (r1.get("text"), r2.get("text")) if t]
+    if len(texts) == 2 and texts[0] != texts[1]:
+        values["text"] = MERGED_TEXTS.join(texts)
     raw = dict(r2.raw)
     raw.update(r1.raw)
     return Row(values, r1.ids | r2.ids, raw)

@@ -6,7 +6,7 @@ import pytest
 from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for,
-                                retrieve_the_activity_not_the_company)
+                                join_what_the_query_relates, retrieve_the_activity_not_the_company)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -275,3 +275,25 @@ def test_no_rule_rewrites_a_plan_of_the_example_library():
     from engine.qud.planner import _grounded
     changed = [ex.question for ex in EXAMPLES if _grounded(node := parse_plan(ex.plan), ex.question) is not node]
     assert changed == []
+
+
+@pytest.mark.parametrize("query, joined", [
+    ("food I ate after playing football", 'JOIN(l1=RETRIEVE(query="playing football"), l2=RETRIEVE(query="food I ate"), '
+                                          'condition="i2.start > i1.end and i2.start - i1.end < hours(6)")'),
+    ("songs I listened to while running", 'JOIN(l1=RETRIEVE(query="songs I listened to"), l2=RETRIEVE(query="running"), '
+                                          'condition="overlaps(i1, i2)")'),
+    ("podcasts during my commute", 'JOIN(l1=RETRIEVE(query="podcasts"), l2=RETRIEVE(query="my commute"), '
+                                   'condition="overlaps(i1, i2)")'),
+])
+def test_a_search_for_one_activity_after_another_is_a_join(query, joined):
+    plan = parse_plan(f'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="{query}"), attr_names=["cuisine"], attr_types=[str]), '
+                      'attr_names=["cuisine"])')
+    assert print_plan(join_what_the_query_relates(plan, "which cuisine?")) == (
+        f'GROUP_BY(l=EXTRACT(l={joined}, attr_names=["cuisine"], attr_types=[str]), attr_names=["cuisine"])')
+
+
+@pytest.mark.parametrize("query", ["coffee after 6pm", "walk after work", "runs after June", "tea after lunch",
+                                   "restaurant meal", "climbing after"])
+def test_a_time_after_an_activity_is_no_join(query):
+    plan = parse_plan(f'APPLY(l=RETRIEVE(query="{query}"), fct=len)')
+    assert join_what_the_query_relates(plan, "how often?") is plan

@@ -31,6 +31,7 @@ from dataclasses import replace
 
 from engine.plan import expr as X
 from engine.plan import nodes as N
+from engine.plan.parse import parse_expression
 from engine.plan.repair import with_children
 from engine.plan.spec import PEOPLE_KEYS
 from engine.plan.validate import text_attributes
@@ -235,6 +236,39 @@ def _activity_only(plan: N.PlanNode) -> N.PlanNode:
         query = _COMPANY.sub("", plan.query)
         return replace(plan, query=query) if query and query != plan.query else plan
     return plan
+
+
+# "food I ate after playing football": two activities in one search phrase
+_RELATED = re.compile(r"^(?P<a>.+?)\s+(?P<rel>after|while|during)\s+(?P<b>.+)$", re.I)
+# what follows "after" that is a time, not an activity ("after 6pm", "after work", "after June")
+_NO_ACTIVITY = re.compile(r"\d|^(work|school|midnight|noon|dark|sunset|sunrise|that|then|this|it)\b", re.I)
+_AFTER = "i2.start > i1.end and i2.start - i1.end < hours(6)"
+_WHILE = "overlaps(i1, i2)"
+
+
+def join_what_the_query_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "which cuisine do i eat most after playing football", the planner
+    retrieved "food I ate after playing football": one search for two kinds of
+    event, which found the matches and few meals after them. A RETRIEVE whose query
+    says "A after B" becomes a JOIN of B's events with A's that start within six
+    hours after each ends, and "A while/during B" a JOIN of A's events with the B
+    they overlap, as the example library writes them. Otherwise ``plan`` itself."""
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, N.Retrieve):
+            return _joined(node)
+        return node if isinstance(node, N.Qud) else with_children(node, rewrite)
+    return rewrite(plan)
+
+
+def _joined(node: N.Retrieve) -> N.PlanNode:
+    m = _RELATED.match(node.query.strip())
+    if m is None or _NO_ACTIVITY.search(m.group("b")) or _MONTHS.search(m.group("b")) \
+            or _WEEKDAYS.search(m.group("b")) or _TIME_OF_DAY.search(m.group("b")):
+        return node
+    a, b = N.Retrieve(m.group("a")), N.Retrieve(m.group("b"))
+    if m.group("rel").lower() == "after":
+        return N.Join(b, a, parse_expression(_AFTER, ("i1", "i2")))
+    return N.Join(a, b, parse_expression(_WHILE, ("i1", "i2")))
 
 
 def _counts_things(question: str, attr_name: str) -> bool:

@@ -29,7 +29,7 @@ from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for,
-                                retrieve_the_activity_not_the_company)
+                                join_what_the_query_relates, retrieve_the_activity_not_the_company)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -156,11 +156,12 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     adds up or lists what a counting question means to count, counting distinct
     things where it counts rows, taking the first or last start where a "when"
     question got a list, and grouping by the year or month a "which year" question
-    asks for, and retrieving an activity, not its company, where the plan extracts
-    who was there; each where the rewritten plan is valid."""
+    asks for, retrieving an activity, not its company, where the plan extracts who
+    was there, and joining two activities one search phrase relates; each where the
+    rewritten plan is valid."""
     for rule in (drop_ungrounded_time_filters, count_instead_of_adding_text, count_listed_rows,
                  count_distinct_things, first_or_last_time, group_by_the_time_asked_for,
-                 retrieve_the_activity_not_the_company):
+                 retrieve_the_activity_not_the_company, join_what_the_query_relates):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

@@ -46,6 +46,9 @@ def test_ungrounded_time_conditions_are_dropped(question, plan, expected):
      'APPLY(l=FILTER(l=RETRIEVE(query="yoga"), filter=lambda e: weekday(e.start) >= 5), fct=len)'),
     ("What did I buy in December?",
      'FILTER(l=RETRIEVE(query="purchase"), filter=lambda e: month(e.start) == 12)'),
+    ("How many runs last month?", f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: month(e.start) == 10), fct=len)'),
+    ("How often did I swim in the summer?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="swim"), filter=lambda e: month(e.start) >= 6 and month(e.start) <= 8), fct=len)'),
 ])
 def test_time_conditions_the_question_asks_for_stay(question, plan):
     node = parse_plan(plan)
@@ -152,6 +155,13 @@ def test_counting_different_things_counts_groups(question, plan, expected):
     ("How long do I spend on average each day talking to my friends?",
      'AVG(l=FILTER(l=RETRIEVE(query="talk"), filter=lambda e: e.start >= today() - days(1)), attr_name="hours")',
      'AVG(l=RETRIEVE(query="talk"), attr_name="hours")'),
+    # "which month" names none (a real ChatGPT export's question)
+    ("Which month did I ask ChatGPT the most questions?",
+     'ARGMAX(l=GROUP_BY(l=MAP(l=FILTER(l=RETRIEVE(query="question to ChatGPT"), filter=lambda e: month(e.start) >= 3 '
+     'and month(e.start) <= 5), fct=lambda e: month(e.start), res_name="month"), attr_names=["month"]), '
+     'arg_attr_name="month", val_attr_name="count")',
+     'ARGMAX(l=GROUP_BY(l=MAP(l=RETRIEVE(query="question to ChatGPT"), fct=lambda e: month(e.start), res_name="month"), '
+     'attr_names=["month"]), arg_attr_name="month", val_attr_name="count")'),
     # dates in a year the question does not name
     ("how many songs did i listen to during my trip to Mexico City",
      'APPLY(l=FILTER(l=RETRIEVE(query="song"), filter=lambda e: e.start >= date(2023, 10, 1)), fct=len)',

@@ -7,6 +7,8 @@ and never makes up a value. Models come in through the planner and
 """
 from __future__ import annotations
 
+import calendar
+
 import logging
 import re
 import threading
@@ -18,6 +20,7 @@ from typing import Any
 from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
+from engine.plan.nodes import PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
 
@@ -69,9 +72,12 @@ def _fmt_number(v: float | int) -> str:
     return f"{v:,.2f}"
 
 
-def format_key(value: Any) -> str:
-    """A group's key or an argmax's winner: a label, not a quantity ("2023", not "2,023")."""
+def format_key(value: Any, name: str = "") -> str:
+    """A group's key or an argmax's winner: a label, not a quantity ("2023", not
+    "2,023"); the month named, for a key called month ("May", not "5")."""
     if isinstance(value, int) and not isinstance(value, bool):
+        if name.lower() == "month" and 1 <= value <= 12:
+            return calendar.month_name[value]
         return str(value)
     return format_value(value)
 
@@ -216,7 +222,9 @@ class HindsightEngine:
         answer_value: Any
         if result.rows is not None and result.rows and all(_is_group(r) for r in result.rows):
             keys = [_group_key(r) for r in result.rows[:50]]
-            shown = [f"{format_key(k)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
+            names = [k for k in result.rows[0].values if k not in ("group", "count")]
+            name = names[0] if len(names) == 1 else ""
+            shown = [f"{format_key(k, name)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
             text = (f"{len(result.rows):,} " + ("group" if len(result.rows) == 1 else "groups, largest first")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
@@ -238,7 +246,7 @@ class HindsightEngine:
             answer_value = labels
         else:
             answer_value = value
-            text = _sentence(planned.plan.OP, value, len(result.evidence), result.note)
+            text = _sentence(planned.plan, value, len(result.evidence), result.note)
         say(AskProgress("done", text))
         return Answer(question, True, _jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=result.evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
@@ -265,7 +273,8 @@ def _query_of(plan_text: str) -> str:
     return m.group(1) if m else plan_text
 
 
-def _sentence(op: str, value: Any, n_evidence: int, note: str) -> str:
+def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str) -> str:
+    op = plan.OP
     shown = format_value(value)
     src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
     if value is None:
@@ -278,7 +287,7 @@ def _sentence(op: str, value: Any, n_evidence: int, note: str) -> str:
             word = "The earliest is" if op == "MIN" else "The latest is"
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
-        return f"{format_key(value)}{src}."
+        return f"{format_key(value, plan.arg_attr_name)}{src}."
     return f"{shown}{src}."
 
 

@@ -162,7 +162,14 @@ def test_an_empty_store_says_to_import_first_without_planning(engine_over):
 
 
 def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
+    from engine.plan import parse_plan
     from engine.qa import _sentence, format_key
-    assert _sentence("ARGMAX", 2023, 57, "") == "2023 (from 57 source events)."
-    assert _sentence("SUM", 2023, 57, "") == "In total: 2,023 (from 57 source events)."
+    groups = 'GROUP_BY(l=MAP(l=RETRIEVE(query="chat"), fct=lambda e: {0}(e.start), res_name="{0}"), attr_names=["{0}"])'
+    by_year = parse_plan(f'ARGMAX(l={groups.format("year")}, arg_attr_name="year", val_attr_name="count")')
+    by_month = parse_plan(f'ARGMAX(l={groups.format("month")}, arg_attr_name="month", val_attr_name="count")')
+    assert _sentence(by_year, 2023, 57, "") == "2023 (from 57 source events)."
+    assert _sentence(by_month, 5, 289, "") == "May (from 289 source events)."  # a real ChatGPT export's answer
+    assert _sentence(parse_plan('SUM(l=RETRIEVE(query="x"), attr_name="total")'), 2023, 57, "") \
+        == "In total: 2,023 (from 57 source events)."
     assert format_key(7) == "7" and format_key("Muse") == "Muse" and format_key(True) == "yes"
+    assert format_key(5, "month") == "May" and format_key(13, "month") == "13"

@@ -270,14 +270,17 @@ def test_who_came_along_is_extracted_not_searched_for(query, activity):
         == _partners(activity)
 
 
-@pytest.mark.parametrize("plan", [
-    _partners("dinner with Ana"),  # a named person is what to search for
-    _partners("running with friends", key="distance"),  # no people extracted
-    'APPLY(l=RETRIEVE(query="coffee with friends"), fct=len)',
+@pytest.mark.parametrize("plan, question", [
+    (_partners("dinner with Ana"), "Who?"),  # a named person is what to search for
+    (_partners("running with friends", key="distance"), "Who?"),  # no people extracted
+    ('APPLY(l=RETRIEVE(query="coffee with friends"), fct=len)', "Who?"),
+    # the company is what is counted (persona p5's question; the plan the planner wrote)
+    ('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="coffee with people"), attr_names=["people"], attr_types=[str]), '
+     'filter=lambda e: year(e.start) == year(today()) - 1), fct=len)', "How often did I meet someone for coffee last year"),
 ])
-def test_other_queries_keep_their_company(plan):
+def test_other_queries_keep_their_company(plan, question):
     node = parse_plan(plan)
-    assert retrieve_the_activity_not_the_company(node, "Who?") is node
+    assert retrieve_the_activity_not_the_company(node, question) is node
 
 
 def test_no_rule_rewrites_a_plan_of_the_example_library():

@@ -215,12 +215,20 @@ _COMPANY = re.compile(r"\s+(?:together\s+)?with\s+(?:(?:my|some|other|the|a)\s+)
                       r"\s*$", re.I)
 
 
+# a question whose answer is who: "Who did I run with", "how many different people"
+_ASKS_WHO = re.compile(r"\bwho(m)?\b|\bhow many (different |distinct )?(people|persons|friends)\b", re.I)
+
+
 def retrieve_the_activity_not_the_company(plan: N.PlanNode, question: str) -> N.PlanNode:
     """Asked "Who did I run with most often", the planner retrieved "running with
     people": the reranker passed 0 of the runs and the answer came from one diary
-    note. Who was there is what the EXTRACT of people above the RETRIEVE finds out,
-    so its query loses a trailing "with people/friends/someone". Otherwise ``plan``
-    itself."""
+    note. Where the question asks who, that is what the EXTRACT of people above the
+    RETRIEVE finds out, so its query loses a trailing "with people/friends/someone".
+    "How often did I meet someone for coffee" keeps "coffee with people": there the
+    company is what is counted. Otherwise ``plan`` itself."""
+    if not _ASKS_WHO.search(question):
+        return plan
+
     def rewrite(node: N.PlanNode) -> N.PlanNode:
         node = with_children(node, rewrite)
         if isinstance(node, N.Extract) and any(PEOPLE_KEYS.search(k) for k in node.attr_names):

@@ -1,4 +1,4 @@
-"""Names the extractor cut short or ran long come whole out of EXTRACT."""
+"""What EXTRACT makes of the extractor's answers: whole names, and categories the text names."""
 from __future__ import annotations
 
 import re
@@ -8,6 +8,7 @@ import pytest
 
 from engine.execute import execute
 from engine.operators import Models
+from engine.operators.categories import named_category
 from engine.operators.spans import whole_name
 from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  # noqa: F401 (fixture)
 
@@ -56,3 +57,29 @@ def test_extract_returns_the_whole_name_the_model_cut_short(store):
     result = execute('EXTRACT(l=RETRIEVE(query="lunch dinner"), attr_names=["restaurant"], attr_types=[str])', store,
                      Models(extractor=extractor), today=TODAY)
     assert sorted(r.get("restaurant") for r in result.rows) == ["La Taberna de Sauer", "Osteria da Hänel"]
+
+
+@pytest.mark.parametrize("answer, text, expected", [
+    ("monday", "Call with Jean Srinivas (Supermercados del Norte S.L.) on Thu.", "thursday"),
+    ("monday", "Reservation confirmed: The Sonne Table, Wałcz. Table for 2 on Tue. Guest: Anny Hornig.", "tuesday"),
+    ("pln", "Amount charged: 701,71 CHF.", "chf"),
+    ("sek", "Amount charged: 191,70 zł.", "pln"),
+    ("italian", "Argentinian dinner with Francesca Rosell at Jespersen & Sons, Poznań.", "argentinian"),
+    # what the text supports stays
+    ("tuesday", "Watched it on Tue.", "tuesday"),
+    ("italian", "Lunch with Jonáš at Pojazd House — we had risotto.", "italian"),  # inferred: no other named
+    ("italian", "Weekly football at Lorch Park.", "italian"),  # nothing named: left to the caller
+    ("sek", "Bought an umbrella for kr 38.00.", "sek"),  # kr is several currencies
+    ("monday", "Flight on Tue, back on Sat.", "monday"),  # two named: no telling which
+    ("Osteria da Hänel", "Italian dinner at Osteria da Hänel", "Osteria da Hänel"),  # no category
+    (None, "anything", None),
+])
+def test_named_category(answer, text, expected):
+    assert named_category(answer, text) == expected
+
+
+def test_a_span_that_runs_into_the_next_field_keeps_its_words():
+    from engine.operators.extract import answered
+    text = "source: spotify | kind: music_stream | title: The Stone Joness – Worry | text: Listened to Worry"
+    assert answered("Worry |", text) == "Worry"
+    assert answered("Face | text", text) is None and answered(" | ", text) is None

@@ -19,6 +19,7 @@ from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
+from engine.operators.categories import named_category
 from engine.operators.spans import whole_name
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
@@ -190,12 +191,13 @@ def answered(a: Any, text: str) -> Any:
     """The extractor's answer to a question about ``text``, or None where it is none:
     no letter or digit in it, or a span across the fields of the text it read (asked
     the "show" of "title: 1996-01-03 | text: I watched a tv series ...", the model
-    answered "1996-01-03 | text"). A name comes whole (see :mod:`spans`)."""
+    answered "1996-01-03 | text"). A name comes whole (:mod:`spans`), and a weekday,
+    currency or cuisine the text names wins over the model's guess (:mod:`categories`)."""
     if isinstance(a, str):
-        a = a.strip()
+        a = a.strip().strip("|").strip()  # "Worry |": the title, and the field's end
         if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a):
             return None
-        return whole_name(a, text)
+        return named_category(whole_name(a, text), text)
     return a
 
 

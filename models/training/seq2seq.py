@@ -20,7 +20,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from engine.operators.spans import whole_name
+from engine.operators.extract import answered
 from models import extractor_format as fmt
 from models.training import extract_data
 from models.training.precision import bf16_autocast
@@ -284,11 +284,11 @@ def evaluate(ct2_dir: Path, tokenizer_path: Path, params: Seq2SeqParams) -> dict
         persona_preds = ext.extract([(e.text, e.key) for e in persona]) if persona else []
     finally:
         ext.close()
-    # scored as the EXTRACT operator returns them: a name cut short or run long is
-    # made whole from the text (engine.operators.spans); the model's own spans too
+    # scored as the EXTRACT operator returns them (engine.operators.extract.answered:
+    # whole names, categories the text names); the model's own answers too
     raw_all = _exact_by_bucket(dev, preds, "")["exact_all"]
-    preds = [whole_name(p, e.text) for p, e in zip(preds, dev)]
-    persona_preds = [whole_name(p, e.text) for p, e in zip(persona_preds, persona)]
+    preds = [answered(p, e.text) or "" for p, e in zip(preds, dev)]
+    persona_preds = [answered(p, e.text) or "" for p, e in zip(persona_preds, persona)]
     metrics = _exact_by_bucket(dev, preds, "")
     metrics["model_exact_all"] = raw_all
     metrics["examples_per_s_batch64"] = round(len(dev) / elapsed, 1)

@@ -1,0 +1,62 @@
+"""Categories the text names outright win over the extractor's guess.
+
+For a weekday, a currency or a cuisine, the extractor answers in a closed
+vocabulary ("tuesday", "chf", "italian"), and where the text does not make it
+obvious it falls back on what it saw most in training: asked the weekday of
+"Call with Jean on Thu." it answered "monday", the currency of "701,71 CHF"
+"pln", the cuisine of "Argentinian dinner with Francesca" (a cuisine it never
+saw) "italian". Asked the cuisine of a football match after which the user ate
+out, it answered "italian" too.
+
+:func:`named_category` keeps an answer the text supports, and replaces one it
+does not with the only member of the same vocabulary the text does name. An
+answer inferred from the text ("we had risotto" -> italian) stays where the text
+names no other member.
+"""
+from __future__ import annotations
+
+import re
+
+_WEEKDAYS = {
+    "monday": r"Monday|monday|Mon", "tuesday": r"Tuesday|tuesday|Tues?", "wednesday": r"Wednesday|wednesday|Wed",
+    "thursday": r"Thursday|thursday|Thu(?:rs?)?", "friday": r"Friday|friday|Fri",
+    "saturday": r"Saturday|saturday|Sat", "sunday": r"Sunday|sunday|Sun",
+}
+# codes and the symbols that stand for one currency only ("kr" and "$" stand for several;
+# "$" is the US dollar unless a code says otherwise)
+_CURRENCIES = {
+    "eur": r"EUR|€", "usd": r"USD|US\$", "gbp": r"GBP|£", "chf": r"CHF", "sek": r"SEK", "nok": r"NOK", "dkk": r"DKK",
+    "jpy": r"JPY|¥", "pln": r"PLN|zł", "czk": r"CZK|Kč", "huf": r"HUF", "cad": r"CAD", "aud": r"AUD",
+    "inr": r"INR|₹", "cny": r"CNY|RMB", "krw": r"KRW|₩", "try": r"TRY|₺", "brl": r"BRL|R\$", "mxn": r"MXN",
+}
+_CUISINES = {c: c.title() for c in """
+    afghan african american argentinian armenian australian austrian bavarian belgian brazilian british
+    bulgarian burmese cajun cambodian cantonese caribbean chilean chinese colombian creole croatian cuban
+    czech danish dutch egyptian english ethiopian filipino finnish french georgian german greek hawaiian
+    hungarian indian indonesian iranian irish israeli italian jamaican japanese korean laotian lebanese
+    malaysian mediterranean mexican moroccan nepalese nigerian norwegian pakistani persian peruvian polish
+    portuguese russian scandinavian scottish sichuan singaporean spanish sri-lankan swedish swiss syrian
+    taiwanese thai tibetan turkish ukrainian uzbek venezuelan vietnamese
+""".split()}
+_CUISINES["sri lankan"] = _CUISINES.pop("sri-lankan").replace("-", " ")
+
+_VOCABULARIES: list[dict[str, re.Pattern]] = [
+    {k: re.compile(rf"(?<![\w$]){v}(?!\w)") for k, v in vocab.items()}
+    for vocab in (_WEEKDAYS, _CURRENCIES, {k: re.escape(v) for k, v in _CUISINES.items()})
+]
+
+
+def named_category(answer: str | None, text: str) -> str | None:
+    """``answer``, or the one member of its vocabulary that ``text`` names where the
+    text does not name ``answer`` itself (see the module docstring)."""
+    if not isinstance(answer, str):
+        return answer
+    key = answer.strip().lower()
+    for vocab in _VOCABULARIES:
+        if key not in vocab:
+            continue
+        if vocab[key].search(text):
+            return answer
+        named = [k for k, pattern in vocab.items() if pattern.search(text)]
+        return named[0] if len(named) == 1 else answer
+    return answer

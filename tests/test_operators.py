@@ -969,6 +969,20 @@ def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):
     assert _read_off_a_date(27.0, "total", diary) and not _read_off_a_date(27.0, "day_of_month", diary)
 
 
+def test_a_number_the_extractor_read_off_a_price_is_no_distance(store):
+    """Asked the "distance_km" of swim goggles (persona p5, "how many km did I swim"),
+    the model answered their price."""
+    t = datetime(2023, 6, 27, 9, tzinfo=BERLIN)
+    add(store, [ev("amazon", "purchase", t, 1, "Hamilton swim goggles", "Bought Hamilton swim goggles for 43.99 GBP."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Swim", "Swam 2.5 km, then a 4.50 € coffee.")])
+    extractor = FakeExtractor(lambda key, text: "43.99" if "goggles" in text else "2.5")
+    result = execute('EXTRACT(l=RETRIEVE(query="swim"), attr_names=["distance_km", "total"], '
+                     'attr_types=[float, float])', store, Models(extractor=extractor), today=TODAY)
+    got = {r.get("title"): (r.get("distance_km"), r.get("total")) for r in result.rows}
+    assert got == {"Hamilton swim goggles": (None, 43.99),  # a price is an amount of money, not of km
+                   "Swim": (2.5, 2.5)}
+
+
 def test_people_the_extractor_names_in_lower_case_are_no_people(store):
     t = datetime(2023, 6, 27, 7, tzinfo=BERLIN)
     add(store, [ev("journal", "note", t, 60, "Run", "Ran with lots of energy today."),

@@ -282,6 +282,11 @@ _DATES = re.compile(
 _PRONOUNS = frozenset("i me my myself we us our you he him his she her they them their it".split())
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
 _DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
+_CURRENCY = (r"(?:[€$£¥₹]|\b(?:EUR|USD|GBP|CHF|SEK|NOK|DKK|JPY|PLN|CZK|HUF|CAD|AUD|INR|CNY|"
+             r"kr|zł|Kč|euros?|dollars?|pounds)\b)")
+_PRICES = re.compile(rf"{_CURRENCY}\s?\d[\d.,']*|\d[\d.,']*\s?{_CURRENCY}")
+_MONEY_KEYS = re.compile(r"total|amount|price|cost|spen[dt]|paid|pay|money|fee|charge|bill|value|budget|"
+                         r"salary|income|expense|eur|usd|gbp|dollar|euro|tip|refund|balance", re.I)
 
 
 def _fits(key: str, value: Any) -> bool:
@@ -295,12 +300,19 @@ def _fits(key: str, value: Any) -> bool:
 def _read_off_a_date(value: float, key: str, row: Row) -> bool:
     """Whether the model's number for a key that is no date occurs in the row's text
     only inside dates: asked the "total" of a diary day titled "Tuesday, 27 June
-    2023", it answered 27, and the Amazon spend grew by 27."""
-    if _DATE_KEYS.search(key):
-        return False
+    2023", it answered 27, and the Amazon spend grew by 27. Likewise a number for a
+    key that is no amount of money, read off a price: asked the "distance_km" of
+    swim goggles bought for 43.99 GBP, it answered 43.99, and "how many km did I
+    swim" grew by 204."""
     text = f"{row.get('title') or ''}\n{row.get('text') or ''}"
+    return (not _DATE_KEYS.search(key) and _only_inside(value, text, _DATES)) or (
+        not _MONEY_KEYS.search(key) and _only_inside(value, text, _PRICES))
+
+
+def _only_inside(value: float, text: str, spans: re.Pattern) -> bool:
+    """Whether ``value`` is a number of ``text`` only inside the ``spans``."""
     everywhere = {parse_number(m.group(0)) for m in _NUMBER.finditer(text)}
-    outside = {parse_number(m.group(0)) for m in _NUMBER.finditer(_DATES.sub(" ; ", text))}
+    outside = {parse_number(m.group(0)) for m in _NUMBER.finditer(spans.sub(" ; ", text))}
     return value in everywhere and value not in outside
 
 

@@ -5,8 +5,9 @@ import pytest
 
 from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
-                                drop_ungrounded_time_filters, first_or_last_time, group_by_the_time_asked_for,
-                                join_what_the_query_relates, retrieve_the_activity_not_the_company)
+                                drop_ungrounded_filters, first_or_last_time, group_by_the_time_asked_for,
+                                join_what_the_filter_relates, join_what_the_query_relates,
+                                retrieve_the_activity_not_the_company)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -28,7 +29,7 @@ RUNS = 'RETRIEVE(query="running")'
      f'APPLY(l=FILTER(l={RUNS}, filter=lambda e: contains(e.text, "Ana")), fct=len)'),
 ])
 def test_ungrounded_time_conditions_are_dropped(question, plan, expected):
-    assert print_plan(drop_ungrounded_time_filters(parse_plan(plan), question)) == expected
+    assert print_plan(drop_ungrounded_filters(parse_plan(plan), question)) == expected
 
 
 @pytest.mark.parametrize("question, plan", [
@@ -52,13 +53,13 @@ def test_ungrounded_time_conditions_are_dropped(question, plan, expected):
 ])
 def test_time_conditions_the_question_asks_for_stay(question, plan):
     node = parse_plan(plan)
-    assert drop_ungrounded_time_filters(node, question) is node
+    assert drop_ungrounded_filters(node, question) is node
 
 
 def test_the_rule_keeps_every_filter_the_example_library_teaches():
     from engine.qud.examples import EXAMPLES
     changed = [ex.question for ex in EXAMPLES
-               if drop_ungrounded_time_filters(node := parse_plan(ex.plan), ex.question) is not node]
+               if drop_ungrounded_filters(node := parse_plan(ex.plan), ex.question) is not node]
     assert changed == []
 
 
@@ -172,7 +173,7 @@ def test_counting_different_things_counts_groups(question, plan, expected):
      'APPLY(l=RETRIEVE(query="visited Liberty Bell"), fct=len)'),
 ])
 def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
-    assert print_plan(drop_ungrounded_time_filters(parse_plan(plan), question)) == expected
+    assert print_plan(drop_ungrounded_filters(parse_plan(plan), question)) == expected
 
 
 @pytest.mark.parametrize("question, plan", [
@@ -186,7 +187,7 @@ def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
 ])
 def test_time_of_day_weekday_and_dates_the_question_asks_for_stay(question, plan):
     node = parse_plan(plan)
-    assert drop_ungrounded_time_filters(node, question) is node
+    assert drop_ungrounded_filters(node, question) is node
 
 
 @pytest.mark.parametrize("question, plan, expected", [
@@ -310,3 +311,70 @@ def test_a_search_for_one_activity_after_another_is_a_join(query, joined):
 def test_a_time_after_an_activity_is_no_join(query):
     plan = parse_plan(f'APPLY(l=RETRIEVE(query="{query}"), fct=len)')
     assert join_what_the_query_relates(plan, "how often?") is plan
+
+
+MEALS = 'RETRIEVE(query="restaurant meal")'
+CUISINES = 'attr_names=["cuisine"], attr_types=[str]'
+AFTER = 'condition="i2.start > i1.end and i2.start - i1.end < hours(6)"'
+
+
+@pytest.mark.parametrize("question, kept", [
+    ("which cuisine do i eat most after playing football", False),  # the planner's "Italian"
+    ("How often did I eat Italian food?", True),
+    ("how often did i eat italian food", True),                       # any case
+    ("How often did I eat Italian or Greek food?", True),
+])
+def test_a_name_the_question_does_not_say_is_no_filter(question, kept):
+    plan = parse_plan(f'APPLY(l=FILTER(l=EXTRACT(l={MEALS}, {CUISINES}), '
+                      'filter=lambda e: e["cuisine"] == "Italian"), fct=len)')
+    grounded = drop_ungrounded_filters(plan, question)
+    assert (grounded is plan) == kept
+    if not kept:
+        assert print_plan(grounded) == f'APPLY(l=EXTRACT(l={MEALS}, {CUISINES}), fct=len)'
+
+
+def test_names_said_in_other_words_and_values_in_lower_case_stay():
+    plan = parse_plan('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="songs"), attr_names=["artist", "role"], '
+                      'attr_types=[str, str]), filter=lambda e: contains(e["artist"], "Beatle") '
+                      'and e["role"] == "user"), fct=len)')
+    assert drop_ungrounded_filters(plan, "how many songs by the beatles did i play") is plan
+
+
+def test_a_filter_on_the_activity_the_question_says_they_follow_is_a_join():
+    question = "which cuisine do i eat most after playing football in 2023?"
+    plan = parse_plan(f'GROUP_BY(l=EXTRACT(l=FILTER(l=EXTRACT(l={MEALS}, attr_names=["cuisine", "sport"], '
+                      'attr_types=[str, str]), filter=lambda e: e["sport"] == "football" and year(e.start) == 2023), '
+                      f'{CUISINES}), attr_names=["cuisine"])')
+    assert print_plan(join_what_the_filter_relates(plan, question)) == (
+        'GROUP_BY(l=EXTRACT(l=FILTER(l=EXTRACT(l=JOIN(l1=RETRIEVE(query="playing football"), '
+        f'l2={MEALS}, {AFTER}), {CUISINES}), filter=lambda e: year(e.start) == 2023), {CUISINES}), '
+        'attr_names=["cuisine"])')
+
+
+def test_a_text_filter_on_what_overlaps_is_a_join():
+    plan = parse_plan('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: contains(e.text, "cycling")), '
+                      'fct=len)')
+    assert print_plan(join_what_the_filter_relates(plan, "How many songs did I play while cycling?")) == (
+        'APPLY(l=JOIN(l1=RETRIEVE(query="songs"), l2=RETRIEVE(query="cycling"), condition="overlaps(i1, i2)"), '
+        'fct=len)')
+
+
+@pytest.mark.parametrize("question, plan", [
+    # no activity the events follow
+    ("How often did I eat out with football friends?",
+     f'APPLY(l=FILTER(l=EXTRACT(l={MEALS}, attr_names=["sport"], attr_types=[str]), '
+     'filter=lambda e: e["sport"] == "football"), fct=len)'),
+    # a time, not an activity
+    ("How often did I eat out after 9pm?",
+     f'APPLY(l=FILTER(l={MEALS}, filter=lambda e: hour(e.start) >= 21), fct=len)'),
+    # the filter compares nothing the activity says
+    ("How often did I eat Italian food after playing football?",
+     f'APPLY(l=FILTER(l=EXTRACT(l={MEALS}, {CUISINES}), filter=lambda e: e["cuisine"] == "Italian"), fct=len)'),
+    # already a JOIN
+    ("How often did I eat Italian food after playing football?",
+     f'APPLY(l=FILTER(l=EXTRACT(l=JOIN(l1=RETRIEVE(query="football"), l2={MEALS}, {AFTER}), {CUISINES}), '
+     'filter=lambda e: e["cuisine"] == "football"), fct=len)'),
+])
+def test_other_filters_are_no_join(question, plan):
+    node = parse_plan(plan)
+    assert join_what_the_filter_relates(node, question) is node

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import check_plan, parse_plan
-from engine.plan.optimize import filter_before_extract
+from engine.plan.optimize import extract_once, filter_before_extract
 from engine.plan.printer import print_plan
 
 RUNS = 'RETRIEVE(query="running")'
@@ -46,3 +46,31 @@ def test_conditions_on_what_events_have_run_before_extract(before, after):
 def test_plans_without_such_a_condition_are_left_as_they_are(text):
     plan = parse_plan(text)
     assert filter_before_extract(plan) is plan
+
+
+@pytest.mark.parametrize("before, after", [
+    # the same key and type extracted again above a FILTER: the upper EXTRACT goes
+    (f'GROUP_BY(l=EXTRACT(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["people", "km"], attr_types=[str, float]), '
+     f'filter=lambda e: e["km"] > 5), attr_names=["people"], attr_types=[str]), attr_names=["people"])',
+     f'GROUP_BY(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["people", "km"], attr_types=[str, float]), '
+     f'filter=lambda e: e["km"] > 5), attr_names=["people"])'),
+    # only the repeated key goes; another type is another question
+    (f'SUM(l=EXTRACT(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[str]), attr_names=["km", "minutes"], '
+     f'attr_types=[float, float]), attr_name="km")',
+     f'SUM(l=EXTRACT(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[str]), attr_names=["km", "minutes"], '
+     f'attr_types=[float, float]), attr_name="km")'),
+    (f'SUM(l=EXTRACT(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_names=["km", "minutes"], '
+     f'attr_types=[float, float]), attr_name="km")',
+     f'SUM(l=EXTRACT(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), attr_names=["minutes"], '
+     f'attr_types=[float]), attr_name="km")'),
+])
+def test_what_was_extracted_below_is_not_extracted_again(before, after):
+    out = extract_once(parse_plan(before))
+    check_plan(out)
+    assert print_plan(out) == print_plan(parse_plan(after))
+
+
+def test_an_extract_behind_a_group_by_is_not_looked_through():
+    plan = parse_plan(f'EXTRACT(l=GROUP_BY(l=EXTRACT(l={RUNS}, attr_names=["people"], attr_types=[str]), '
+                      f'attr_names=["people"]), attr_names=["people"], attr_types=[str])')
+    assert extract_once(plan) is plan

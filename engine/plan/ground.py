@@ -1,4 +1,4 @@
-"""Drop time filters the question never asked for.
+"""Drop filters the question never asked for, and repair plans it shows are wrong.
 
 The 1.5B planner copies time windows from its in-context examples: "Who did I run
 with most often" came back filtered to ``year(e.start) == 2023``, and "When did I
@@ -14,14 +14,18 @@ gives it no ground:
   last go running");
 * a month constant (``month(e.start) == 6``) when the question names no month,
   season, holiday or birthday and no relative time ("last month"): asked "Which
-  month did I ask ChatGPT the most questions?", it kept to March-May.
+  month did I ask ChatGPT the most questions?", it kept to March-May;
+* a name (a string constant with a capital letter) the question does not say:
+  asked "which cuisine do i eat most after playing football", it kept the meals
+  whose cuisine was ``"Italian"``. Values written in lower case (``e["role"] ==
+  "user"``, ``e["direction"] == "sent"``) are the sources' own and stay.
 
 Everything else is kept as written. A FILTER left with no condition is removed.
 
-One more rule repairs a plan rather than trimming it: asked "how many messages did I
-write", the planner adds up the messages (``SUM(..., attr_name="message")`` over
-text), and asked "how many songs", a "total" it has the extractor invent.
-:func:`count_instead_of_adding_text` makes such a plan count its rows.
+The other rules repair a plan rather than trim it, each where the question shows
+the planner's shape is wrong (a count written as a sum, a list where the question
+counts, two activities searched for in one phrase ...); each docstring gives the
+question that showed it.
 
 This module rewrites plan trees only; it must not execute anything.
 """
@@ -52,12 +56,12 @@ _MONTHS = re.compile(
     re.I)
 
 
-def drop_ungrounded_time_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
+def drop_ungrounded_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
     """``plan`` without the time conditions ``question`` does not ground (see the
     module docstring); the same object when nothing was dropped."""
     if isinstance(plan, (N.Qud, N.Retrieve)):
         return plan
-    node = with_children(plan, lambda child: drop_ungrounded_time_filters(child, question))
+    node = with_children(plan, lambda child: drop_ungrounded_filters(child, question))
     if not isinstance(node, N.Filter):
         return node
     parts = X.conjuncts(node.filter.body)
@@ -93,7 +97,19 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
         if days and not _DATED_DAYS.search(question) \
                 and not all(re.search(rf"\b{d}(st|nd|rd|th)?\b", question) for d in days):
             return False
-    return True
+    names = [n.value for n in X.walk(conjunct)
+             if isinstance(n, X.Const) and isinstance(n.value, str) and n.value.lower() != n.value]
+    return all(_words_of(name, question) for name in names)
+
+
+def _words_of(value: str, text: str) -> bool:
+    """Whether ``text`` says ``value``: as written, or each of its words (a plural
+    for a singular too), ignoring case."""
+    if value.lower() in text.lower():
+        return True
+    words = set(re.findall(r"\w+", text.lower()))
+    wanted = re.findall(r"\w+", value.lower())
+    return bool(wanted) and all(w in words or w + "s" in words or w + "es" in words for w in wanted)
 
 
 _DATED_DAYS = re.compile(r"\b(birthday|anniversary|christmas|easter|new year'?s?|halloween|valentine'?s?)\b", re.I)
@@ -272,13 +288,88 @@ def join_what_the_query_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
 
 def _joined(node: N.Retrieve) -> N.PlanNode:
     m = _RELATED.match(node.query.strip())
-    if m is None or _NO_ACTIVITY.search(m.group("b")) or _MONTHS.search(m.group("b")) \
-            or _WEEKDAYS.search(m.group("b")) or _TIME_OF_DAY.search(m.group("b")):
+    if m is None or not _is_activity(m.group("b")):
         return node
-    a, b = N.Retrieve(m.group("a")), N.Retrieve(m.group("b"))
-    if m.group("rel").lower() == "after":
-        return N.Join(b, a, parse_expression(_AFTER, ("i1", "i2")))
-    return N.Join(a, b, parse_expression(_WHILE, ("i1", "i2")))
+    return _related(N.Retrieve(m.group("a")), m.group("rel"), m.group("b"))
+
+
+def _is_activity(phrase: str) -> bool:
+    return not (_NO_ACTIVITY.search(phrase) or _MONTHS.search(phrase) or _WEEKDAYS.search(phrase)
+                or _TIME_OF_DAY.search(phrase))
+
+
+def _related(rows: N.PlanNode, rel: str, activity: str) -> N.Join:
+    """``rows`` that start within six hours after an ``activity`` ends ("after"),
+    or that overlap one ("while", "during"), as a JOIN with its events."""
+    other = N.Retrieve(activity)
+    if rel.lower() == "after":
+        return N.Join(other, rows, parse_expression(_AFTER, ("i1", "i2")))
+    return N.Join(rows, other, parse_expression(_WHILE, ("i1", "i2")))
+
+
+# "... after playing football?": the activity the asked-about events follow, up to a
+# time ("in 2023", "last year") or the end of the clause
+_CLAUSE = re.compile(r"\b(?P<rel>after|while|during)\s+(?P<b>[^?.!,;|]+)", re.I)
+_CLAUSE_END = re.compile(r"\s+(in|on|at|last|this|since|before|from|between|the most|most|least)\b.*$", re.I)
+
+
+def join_what_the_filter_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "which cuisine do i eat most after playing football", the planner had the
+    extractor read a "sport" off each restaurant meal and kept the meals whose sport
+    was "football": none. Where the question relates its events to an activity
+    ("after playing football", "while cycling") and the plan has no JOIN, a FILTER
+    condition that compares a row's attribute or text with words of that activity is
+    replaced by a JOIN of the search below it with the activity's events (as
+    :func:`join_what_the_query_relates` writes it), and the EXTRACT of that
+    attribute goes. Otherwise ``plan`` itself."""
+    m = _CLAUSE.search(question)
+    if m is None or isinstance(plan, N.Qud) or any(isinstance(n, N.Join) for _, n in N.iter_nodes(plan)):
+        return plan
+    activity = _CLAUSE_END.sub("", m.group("b").strip())
+    if not activity or not _is_activity(activity):
+        return plan
+
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, (N.Qud, N.Retrieve)):
+            return node
+        node = with_children(node, rewrite)
+        if not isinstance(node, N.Filter):
+            return node
+        var = node.filter.params[0]
+        parts = X.conjuncts(node.filter.body)
+        relating = [c for c in parts if _compares_with(c, var, activity)]
+        searches = [n for _, n in N.iter_nodes(node.l) if isinstance(n, N.Retrieve)]
+        if not relating or len(searches) != 1:
+            return node
+        rows = node.l
+        for name in set().union(*(X.attributes_read(c, var) for c in relating)) - {"text", "title"}:
+            rows = _without_extract(rows, name)
+        rows = _replace_node(rows, searches[0], _related(searches[0], m.group("rel"), activity))
+        kept = [c for c in parts if c not in relating]
+        return replace(node, l=rows, filter=X.Lambda(node.filter.params, X.conjoin(kept))) if kept else rows
+    return rewrite(plan)
+
+
+def _compares_with(conjunct: X.Expr, var: str, activity: str) -> bool:
+    """``conjunct`` is ``e["k"] == "words"`` or ``contains(e.k, "words")`` with words
+    the activity says."""
+    if isinstance(conjunct, X.Compare) and conjunct.ops == ("==",):
+        sides = (conjunct.left, *conjunct.comparators)
+    elif isinstance(conjunct, X.Call) and conjunct.func == "contains":
+        sides = conjunct.args
+    else:
+        return False
+    reads_row = any(X.attributes_read(side, var) for side in sides)
+    words = [side.value for side in sides if isinstance(side, X.Const) and isinstance(side.value, str)]
+    return reads_row and len(words) == 1 and _words_of(words[0], activity)
+
+
+def _replace_node(plan: N.PlanNode, old: N.PlanNode, new: N.PlanNode) -> N.PlanNode:
+    if plan is old:
+        return new
+    if isinstance(plan, N.Qud):
+        return plan
+    return with_children(plan, lambda child: _replace_node(child, old, new))
 
 
 def _counts_things(question: str, attr_name: str) -> bool:

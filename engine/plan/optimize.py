@@ -6,7 +6,10 @@ row (~5–60 ms a row on 2 cores). The planner often extracts first and filters 
 filter=lambda e: year(e.start) == 2021)``, so every workout of every year went
 through the model to keep one year's. Both operators work row by row, so a
 condition that reads nothing the EXTRACT writes gives the same rows on either side
-of it; :func:`filter_before_extract` moves such conditions below.
+of it; :func:`filter_before_extract` moves such conditions below. And an EXTRACT
+of what an EXTRACT below it already extracted (``EXTRACT(l=FILTER(l=EXTRACT(...,
+["cuisine", ...]), ...), ["cuisine"])``) asks the model again for the same values;
+:func:`extract_once` drops it.
 
 This module rewrites plan trees only; it must not execute anything.
 """
@@ -18,13 +21,36 @@ from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.repair import with_children
 
-__all__ = ["filter_before_extract", "optimize"]
+__all__ = ["extract_once", "filter_before_extract", "optimize"]
 
 
 def optimize(plan: N.PlanNode) -> N.PlanNode:
     """``plan`` rewritten to run faster with the same result; the same object when
     nothing applies."""
-    return filter_before_extract(plan)
+    return filter_before_extract(extract_once(plan))
+
+
+def extract_once(plan: N.PlanNode) -> N.PlanNode:
+    """``plan`` without EXTRACTs of attributes that an EXTRACT below already gives
+    (with the same type, through FILTERs and EXTRACTs, which keep rows' attributes);
+    an EXTRACT left with none goes."""
+    if isinstance(plan, (N.Qud, N.Retrieve)):
+        return plan
+    node = with_children(plan, extract_once)
+    if not isinstance(node, N.Extract):
+        return node
+    below: set[tuple[str, str]] = set()
+    inner = node.l
+    while isinstance(inner, (N.Filter, N.Extract)):
+        if isinstance(inner, N.Extract):
+            below.update(zip(inner.attr_names, inner.attr_types))
+        inner = inner.l
+    kept = [(n, t) for n, t in zip(node.attr_names, node.attr_types) if (n, t) not in below]
+    if len(kept) == len(node.attr_names):
+        return node
+    if not kept:
+        return node.l
+    return replace(node, attr_names=tuple(n for n, _ in kept), attr_types=tuple(t for _, t in kept))
 
 
 def filter_before_extract(plan: N.PlanNode) -> N.PlanNode:

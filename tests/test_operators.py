@@ -255,6 +255,47 @@ def test_join_on_equal_attributes_and_empty_sides():
     assert run_join("overlaps(i1, i2)", [], b)[0] == []
 
 
+
+def diary_day(day: date, text: str) -> Event:
+    return ev("journal", "note", datetime(day.year, day.month, day.day, tzinfo=BERLIN), 24 * 60, str(day), text)
+
+
+AFTER_GAME = "i2.start > i1.end and i2.start - i1.end < hours(6)"
+
+
+@pytest.mark.parametrize("cond, day, joined", [
+    # the note of the game's day may tell of a dinner after it; the day before's cannot
+    (AFTER_GAME, date(2024, 6, 1), True),
+    (AFTER_GAME, date(2024, 5, 31), False),
+    (AFTER_GAME, date(2024, 6, 2), False),    # its day begins 12.5 h after the game: more than 6
+    ("i2.start < i1.start", date(2024, 6, 1), True),   # the morning before the game
+    ("i2.start < i1.start", date(2024, 6, 2), False),
+    ("i2.start == i1.start", date(2024, 6, 1), True),
+    ("overlaps(i1, i2)", date(2024, 6, 1), True),
+    ("in_minutes(i2.start - i1.end) < 30", date(2024, 6, 2), False),
+    ("in_minutes(i2.start - i1.end) < 800", date(2024, 6, 2), True),
+])
+def test_a_whole_day_note_happened_at_some_time_of_its_day(cond, day, joined):
+    game = ev("calendar", "meeting", datetime(2024, 6, 1, 16, 0, tzinfo=BERLIN), 90, "Football game")
+    out, notes = run_join(cond, rows_of([game]), rows_of([diary_day(day, "Pizza with Ana for dinner")]))
+    assert notes == []  # compiled to SQL
+    assert bool(out) == joined
+
+
+def test_timed_events_keep_exact_comparisons_beside_whole_days():
+    game = ev("calendar", "meeting", datetime(2024, 6, 1, 16, 0, tzinfo=BERLIN), 90, "Football game")
+    lunch = ev("calendar", "meal", datetime(2024, 6, 1, 12, 0, tzinfo=BERLIN), 60, "Lunch")
+    dinner = ev("calendar", "meal", datetime(2024, 6, 1, 19, 0, tzinfo=BERLIN), 60, "Dinner")
+    day = diary_day(date(2024, 6, 1), "x")
+    out, _ = run_join(AFTER_GAME, rows_of([game]), rows_of([lunch, dinner, day]))
+    assert {frozenset(r.ids - {game.id}) for r in out} == {frozenset({dinner.id}), frozenset({day.id})}  # the lunch was before
+
+
+def test_one_event_both_searches_found_is_no_pair():
+    note = rows_of([diary_day(date(2024, 6, 1), "Football in the park, then pizza")])
+    assert run_join(AFTER_GAME, note, note)[0] == []
+    assert run_join(f"({AFTER_GAME}) and len(i1.title) > 0", note, note)[0] == []  # in Python too
+
 # ---- grouping, argmax, aggregates, nulls --------------------------------------------------
 def rows(*values: dict) -> list[Row]:
     return [Row(v, (f"e{i}",)) for i, v in enumerate(values)]
@@ -784,6 +825,26 @@ def test_merge_needs_a_substantial_overlap():
     assert len(merge_overlapping(a + d, 0.5)) == 1   # 50 of 60 minutes: the same happening
     assert len(merge_overlapping(a + c, 0.5)) == 2   # same source: never merged
 
+
+def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time():
+    from engine.operators.retrieve import merge_overlapping
+    game = ev("calendar", "meeting", datetime(2024, 6, 1, 19, tzinfo=BERLIN), 90, "Football")
+    note = diary_day(date(2024, 6, 1), "Football this evening with Ana")
+    [merged] = merge_overlapping(rows_of([note, game]), 0.5)
+    assert merged.ids == {game.id, note.id}
+    assert (merged.get("title"), merged.get("start"), merged.get("end")) == ("Football", game.start, game.end)
+    assert "with Ana" in merged.get("text")
+
+
+def test_a_day_note_stays_alone_beside_two_happenings_or_its_own_source():
+    from engine.operators.retrieve import merge_overlapping
+    note = diary_day(date(2024, 6, 1), "Two runs today")
+    runs = [ev("strava", "workout", datetime(2024, 6, 1, h, tzinfo=BERLIN), 30, "Run") for h in (7, 18)]
+    assert len(merge_overlapping(rows_of([note, *runs]), 0.5)) == 3
+    entry = ev("journal", "note", datetime(2024, 6, 1, 21, tzinfo=BERLIN), 0, "Evening entry")
+    assert len(merge_overlapping(rows_of([note, entry]), 0.5)) == 2
+    other_day = ev("strava", "workout", datetime(2024, 6, 2, 7, tzinfo=BERLIN), 30, "Run")
+    assert len(merge_overlapping(rows_of([note, other_day]), 0.5)) == 2
 
 def test_index_is_incremental(store):
     events = retrieval_life()

@@ -7,12 +7,28 @@ as UTC, for comparing instants across time zones, and as local time, for
 ``date``/``hour``/``weekday``. A condition the compiler does not cover is evaluated
 row pair by row pair in Python instead (and the node says so). Rows never pass
 through SQL: only their index and the attributes the condition reads.
+
+An event whose span is whole local days (a diary's day note, an all-day calendar
+entry) says on which day it began and ended, not when: "Osteria da Hänel for
+dinner" in the note of 16 February starts at midnight, and "i2.start > i1.end"
+after that evening's football game was false. In compiled conditions such an
+event's start is any instant of its first day and its end any instant of its last,
+and a comparison holds when some instants make it hold (interval arithmetic: each
+instant is a lower and an upper bound, equal for timed events). A day is taken to
+begin at 6 am: Friday's note of a lunch is no meal within six hours after
+Thursday's game that ended at 20:30. Calendar parts (``same_day``, ``hour`` ...)
+read the local start as before. The Python fallback compares the midnights.
+
+A row is no pair with itself: one record that both searches found is one
+happening, not one happening after (or during) another. (A row merged from a day
+note and a game may pair with the same note found for the dinner: the note then
+tells of both.)
 """
 from __future__ import annotations
 
 import logging
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
 import duckdb
@@ -23,7 +39,7 @@ from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan import expr as X
 from engine.plan.expr import EvalError, evaluate
 from engine.plan.nodes import Join
-from engine.plan.rows import Row
+from engine.plan.rows import Row, spans_whole_days
 
 log = logging.getLogger(__name__)
 
@@ -34,8 +50,13 @@ class _NotSql(Exception):
 
 @dataclass(frozen=True)
 class _Sql:
-    sql: str                 # UTC for datetimes
+    sql: str                 # UTC for datetimes; the lower bound of an instant
     local: str | None = None  # local wall time, for datetimes only
+    hi: str | None = None     # the upper bound of an instant of whole-day events
+
+    @property
+    def upper(self) -> str:
+        return self.hi or self.sql
 
 
 def _column_type(values: list[Any]) -> str:
@@ -65,6 +86,19 @@ def _wall(v: datetime | None) -> datetime | None:
     return None if v is None else v.replace(tzinfo=None)
 
 
+_DAY = timedelta(days=1)
+_MORNING = timedelta(hours=6)  # what a day's note tells of happened after 6 am
+
+
+def _bounds(row: Row, attr: str, value: datetime | None) -> tuple[datetime | None, datetime | None]:
+    """The earliest and latest instant ``value`` (the row's start or end) can stand for."""
+    if attr not in ("start", "end") or value is None or not spans_whole_days(row):
+        return value, value
+    if attr == "start":
+        return value + _MORNING, value + _DAY
+    return value - _DAY + _MORNING, value
+
+
 def _side_table(rows: list[Row], attrs: set[str]) -> tuple[pa.Table, dict[str, str]]:
     cols: dict[str, list] = {"_idx": list(range(len(rows)))}
     types: dict[str, str] = {}
@@ -79,7 +113,9 @@ def _side_table(rows: list[Row], attrs: set[str]) -> tuple[pa.Table, dict[str, s
         t = _column_type(values)
         types[a] = t
         if t == "TIMESTAMP":
-            cols[f"{a}__utc"] = pa.array([_utc(v) for v in values], pa.timestamp("us"))
+            bounds = [_bounds(r, a, v) for r, v in zip(rows, values)]
+            cols[f"{a}__utc"] = pa.array([_utc(lo) for lo, _ in bounds], pa.timestamp("us"))
+            cols[f"{a}__hi"] = pa.array([_utc(hi) for _, hi in bounds], pa.timestamp("us"))
             cols[f"{a}__local"] = pa.array([_wall(v) for v in values], pa.timestamp("us"))
         elif t == "DOUBLE":
             cols[a] = pa.array([None if v is None else float(v) for v in values], pa.float64())
@@ -122,14 +158,15 @@ class _Compiler:
             raise _NotSql(f"{var}.{attr} unknown")
         a = self.alias[var]
         if t == "TIMESTAMP":
-            return _Sql(f'{a}."{attr}__utc"', f'{a}."{attr}__local"')
+            return _Sql(f'{a}."{attr}__utc"', f'{a}."{attr}__local"', f'{a}."{attr}__hi"')
         return _Sql(f'{a}."{attr}"')
 
     def span(self, e: X.Expr) -> tuple[str, str]:
+        """The earliest start and the latest end."""
         if not (isinstance(e, X.Var) and e.name in self.alias):
             raise _NotSql("span of a non-row")
         s, en = self.ref(e.name, "start"), self.ref(e.name, "end")
-        return s.sql, en.sql
+        return s.sql, en.upper
 
     def c(self, e: X.Expr) -> _Sql:
         if isinstance(e, X.Const):
@@ -147,17 +184,27 @@ class _Compiler:
                 # plan expressions are two-valued (a comparison with null is false, so
                 # its negation is true), SQL is three-valued: map null to false first
                 return _Sql(f"(NOT COALESCE({inner.sql}, FALSE))")
-            return _Sql(f"(-{inner.sql})")
+            return _Sql(f"(-{inner.upper})", hi=inner.hi and f"(-{inner.sql})")
         if isinstance(e, X.BinOp):
             if e.op not in ("+", "-", "*", "/", "%"):
                 raise _NotSql(e.op)
             l, r = self.c(e.left), self.c(e.right)
+            # bounds: the least and the greatest the result can be
+            if not (l.hi or r.hi):
+                lo, hi = f"({l.sql} {e.op} {r.sql})", None
+            elif e.op in ("+", "-"):
+                lo = f"({l.sql} {e.op} {r.upper if e.op == '-' else r.sql})"
+                hi = f"({l.upper} {e.op} {r.sql if e.op == '-' else r.upper})"
+            elif e.op in ("*", "/") and not r.hi and isinstance(e.right, X.Const) \
+                    and isinstance(e.right.value, (int, float)) and e.right.value > 0:
+                lo, hi = f"({l.sql} {e.op} {r.sql})", f"({l.upper} {e.op} {r.sql})"
+            else:
+                raise _NotSql(f"{e.op} of bounded instants")
             if l.local is not None and r.local is not None:
-                return _Sql(f"({l.sql} {e.op} {r.sql})")  # an interval between instants
+                return _Sql(lo, hi=hi)  # an interval between instants
             if l.local is not None or r.local is not None:
-                return _Sql(f"({l.sql} {e.op} {r.sql})",
-                            f"({l.local or l.sql} {e.op} {r.local or r.sql})")
-            return _Sql(f"({l.sql} {e.op} {r.sql})")
+                return _Sql(lo, f"({l.local or l.sql} {e.op} {r.local or r.sql})", hi)
+            return _Sql(lo, hi=hi)
         if isinstance(e, X.Compare):
             parts, left = [], self.c(e.left)
             for op, comp in zip(e.ops, e.comparators):
@@ -181,7 +228,16 @@ class _Compiler:
         if (l.local is None) != (r.local is None):
             # an instant against a plain date or wall time: compare local wall time
             return f"({l.local or l.sql} {_CMP[op]} {r.local or r.sql})"
-        return f"({l.sql} {_CMP[op]} {r.sql})"
+        if not (l.hi or r.hi):
+            return f"({l.sql} {_CMP[op]} {r.sql})"
+        # some instants within the bounds make it hold
+        if op in ("<", "<="):
+            return f"({l.sql} {op} {r.upper})"
+        if op in (">", ">="):
+            return f"({l.upper} {op} {r.sql})"
+        if op == "==":
+            return f"({l.sql} <= {r.upper} AND {r.sql} <= {l.upper})"
+        return f"NOT ({l.sql} = {l.upper} AND {r.sql} = {r.upper} AND {l.sql} = {r.sql})"
 
     def call(self, e: X.Call) -> _Sql:
         f, args = e.func, e.args
@@ -200,8 +256,11 @@ class _Compiler:
             return _Sql(f"({en} - {s})")
         if f in ("in_minutes", "in_hours"):
             div = 60 if f == "in_minutes" else 3600
-            return _Sql(f"(epoch({self.c(args[0]).sql}) / {div})")
+            arg = self.c(args[0])
+            return _Sql(f"(epoch({arg.sql}) / {div})", hi=arg.hi and f"(epoch({arg.hi}) / {div})")
         vals = [self.c(a) for a in args]
+        if f == "abs" and vals[0].hi:
+            raise _NotSql("abs of a span between instants")
         loc = [v.local or v.sql for v in vals]
         if f == "date" and len(args) == 3:
             return _Sql(f"make_date({', '.join(f'CAST({v.sql} AS BIGINT)' for v in vals)})")
@@ -274,7 +333,7 @@ def join(node: Join, left: list[Row], right: list[Row], ctx: OperatorContext) ->
     finally:
         con.close()
     ctx.check_cancel()
-    return [_merge(left[i], right[j]) for i, j in pairs]
+    return [_merge(left[i], right[j]) for i, j in pairs if left[i].ids != right[j].ids]
 
 
 def _join_python(node: Join, left: list[Row], right: list[Row], ctx: OperatorContext) -> list[Row]:
@@ -289,6 +348,6 @@ def _join_python(node: Join, left: list[Row], right: list[Row], ctx: OperatorCon
             except EvalError as exc:
                 raise OperatorError("JOIN", f"the condition failed on events {sorted(r1.ids)} and "
                                             f"{sorted(r2.ids)}: {exc}") from exc
-            if ok:
+            if ok and r1.ids != r2.ids:
                 out.append(_merge(r1, r2))
     return out

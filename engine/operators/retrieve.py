@@ -48,7 +48,7 @@ import weakref
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 
 import orjson
 
@@ -56,7 +56,7 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.plan import expr as X
 from engine.plan.expr import EvalError, call_lambda
 from engine.plan.nodes import Retrieve
-from engine.plan.rows import Row
+from engine.plan.rows import Row, spans_whole_days
 from engine.retrieval.index import RetrievalIndex, read_events
 from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_pattern, group_pattern, matches,
                                        pattern_sql, value_patterns, with_item)
@@ -199,7 +199,11 @@ def fetch_events(ctx: OperatorContext, ids: Iterable[str]) -> list[_Event]:
 def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     """Merge rows from different sources whose spans overlap by at least
     ``min_overlap`` of the longer one, i.e. records of the same happening (point
-    events: the same instant)."""
+    events: the same instant). A row of whole days (a diary's note of the day) is
+    merged into the one timed happening of its day(s) that the search found, if
+    there is exactly one, and the merged row keeps that happening's span: the
+    football game in the calendar and the note "Football this evening" are one game
+    at 19:00."""
     order = sorted(range(len(rows)), key=lambda i: (rows[i].get("start"), i))
     parent = list(range(len(rows)))
 
@@ -230,6 +234,7 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
             if ok:
                 parent[find(i)] = find(j)
         active.append(i)
+    _merge_days_into_their_happening(rows, find, parent)
     groups: dict[int, list[int]] = {}
     for i in order:
         groups.setdefault(find(i), []).append(i)
@@ -238,18 +243,43 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
         if len(members) == 1:
             out.append(rows[members[0]])
             continue
-        first = rows[members[0]]
-        values = dict(first.values)
+        timed = [m for m in members if not spans_whole_days(rows[m])] or members
+        values = dict(rows[timed[0]].values)
         raw: dict = {}
         for m in reversed(members):
             raw.update(rows[m].raw)
-        values["start"] = min(rows[m].get("start") for m in members)
-        values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in members)
+        values["start"] = min(rows[m].get("start") for m in timed)
+        values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in timed)
         values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in members) if t)
         values["sources"] = sorted({rows[m].get("source") for m in members})
         out.append(Row(values, frozenset().union(*(rows[m].ids for m in members)), raw))
     out.sort(key=lambda r: (r.get("start"), min(r.ids)))
     return out
+
+
+def _merge_days_into_their_happening(rows: list[Row], find, parent: list[int]) -> None:
+    """Each group of whole-day rows joins the one group of timed rows from other
+    sources that starts within its days, where there is exactly one."""
+    groups: dict[int, list[int]] = {}
+    for i in range(len(rows)):
+        groups.setdefault(find(i), []).append(i)
+    timed_by_day: dict[date, list[int]] = {}
+    days: list[int] = []
+    for root, members in groups.items():
+        if all(spans_whole_days(rows[m]) for m in members):
+            days.append(root)
+        elif isinstance(start := min(rows[m].get("start") for m in members), datetime):
+            timed_by_day.setdefault(start.date(), []).append(root)
+    for root in days:
+        members = groups[root]
+        sources = {rows[m].get("source") for m in members}
+        first, last = rows[members[0]].get("start"), rows[members[0]].get("end")
+        on_its_days = [t for d in range((last - first).days + 1)
+                       for t in timed_by_day.get((first + timedelta(days=d)).date(), ())]
+        found = [t for t in on_its_days if first <= min(rows[m].get("start") for m in groups[t]) < last
+                 and not sources & {rows[m].get("source") for m in groups[t]}]
+        if len(found) == 1:
+            parent[root] = found[0]
 
 
 def _groups(ctx: OperatorContext) -> list[tuple[str, str, int]]:

@@ -8,6 +8,7 @@ are timezone-aware in the event's local offset: comparisons are by instant, whil
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from datetime import datetime, time
 from typing import Any
 
 
@@ -41,3 +42,11 @@ class Row:
         return isinstance(other, Row) and self.values == other.values and self.ids == other.ids
 
     __hash__ = None  # type: ignore[assignment]  # mutable values: not hashable
+
+
+def spans_whole_days(row: Row) -> bool:
+    """The row's span runs from a local midnight to a later one: a diary's day note,
+    an all-day calendar entry. It says on which days something happened, not when."""
+    s, e = row.get("start"), row.get("end")
+    return (isinstance(s, datetime) and isinstance(e, datetime) and e > s
+            and s.time() == time(0) and e.time() == time(0))

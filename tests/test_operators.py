@@ -910,6 +910,18 @@ def test_extract_freezes_a_mapping_and_types_values(store):
     assert total.value == pytest.approx(1263.9) and len(total.evidence) == 4
 
 
+def test_extract_converts_a_duration_to_the_unit_its_key_names(store):
+    swims = [ev("health", "workout", datetime(2021, 11, 1 + i, 6, tzinfo=BERLIN), 30 + i, f"Swimming, 1.{i} km",
+                activity="swimming", duration_min=30.0 + i) for i in range(4)]
+    add(store, swims)
+    extractor = FakeExtractor(lambda key, text: "1.4")  # what the model read off "Swimming, 1.4 km"
+    plan = ('SUM(l=EXTRACT(l=RETRIEVE(query="workout"), attr_names=["duration_hours"], attr_types=[float]), '
+            'attr_name="duration_hours")')
+    result = execute(plan, store, Models(extractor=extractor), today=TODAY)
+    assert result.value == pytest.approx((30 + 31 + 32 + 33) / 60)
+    assert extractor.calls == []
+    assert any("converted from 'duration_min'" in n for node in result.nodes for n in node.notes)
+
 def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(store):
     add(store, [ev("diary", "note", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(days=i), 5,
                    f"Day {i}", f"Felt {'great' if i % 2 else 'tired'} today") for i in range(40)])

@@ -3,8 +3,10 @@
 When at least 70% of the first 50 rows map the requested key to the same existing
 attribute (by name, by a known synonym such as "date" -> start or "amount" ->
 total, or because the Extractor's answer equals that attribute's value), the
-mapping is frozen and applied to every row without model calls. Otherwise the
-Extractor protocol is asked, in batches. Values are converted to the requested
+mapping is frozen and applied to every row without model calls. A key naming a
+duration or distance in a unit ("duration_hours") is converted from an attribute
+in another unit or from the span (:mod:`units`). Otherwise the Extractor protocol
+is asked, in batches. Values are converted to the requested
 type; a value that cannot be converted becomes null, never a guess.
 """
 from __future__ import annotations
@@ -21,6 +23,7 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.operators.categories import named_category
 from engine.operators.spans import whole_name
+from engine.operators.units import in_unit
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
 from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
@@ -232,6 +235,15 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         if named[(source, kind_)] is None and holder and not any(_has(r, holder[1]) for r in group):
             ctx.note(f"EXTRACT {key!r} from {what}: {source}'s {holder[0]} events hold it in {holder[1]!r}, "
                      f"these {len(members)} have no such attribute; left empty")
+            continue
+        measured = [in_unit(r, key) for r in group] if named[(source, kind_)] is None and kind in ("int", "float") \
+            else []
+        if sum(m is not None for m in measured[:SAMPLE]) >= FREEZE_SHARE * min(len(group), SAMPLE) > 0:
+            held = Counter(m[1] for m in measured if m is not None)
+            ctx.note(f"EXTRACT {key!r} from {what}: converted from "
+                     + ", ".join("the span" if h == "span" else repr(h) for h, _ in held.most_common()))
+            for i, m in zip(members, measured):
+                out[i] = None if m is None else coerce(m[0], kind, rows[i])
             continue
         part = TIME_PARTS.get(_norm(key)) if named[(source, kind_)] is None else None
         if part is not None:

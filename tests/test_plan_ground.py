@@ -7,7 +7,7 @@ from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_filters, first_or_last_time, group_by_the_time_asked_for,
                                 join_what_the_filter_relates, join_what_the_query_relates,
-                                retrieve_the_activity_not_the_company)
+                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -378,3 +378,16 @@ def test_a_text_filter_on_what_overlaps_is_a_join():
 def test_other_filters_are_no_join(question, plan):
     node = parse_plan(plan)
     assert join_what_the_filter_relates(node, question) is node
+
+
+@pytest.mark.parametrize("question, query, searched", [
+    ("What did I spend online last year?", "online purchase of a book", "online purchase"),
+    ("What did I spend on books online?", "online purchase of a book", "online purchase of a book"),
+    ("How many chats did I have about Python?", "ChatGPT conversation about Python", "ChatGPT conversation about Python"),
+    ("How many chats did I have with ChatGPT?", "ChatGPT conversation about Python", "ChatGPT conversation"),
+    ("How often did I eat out?", "meal at a restaurant", "meal at a restaurant"),   # where: a paraphrase
+    ("When did I last visit the Tower of London?", "visit to Tower of London", "visit to Tower of London"),
+])
+def test_a_search_loses_what_it_is_of_when_the_question_never_says_it(question, query, searched):
+    plan = parse_plan(f'APPLY(l=RETRIEVE(query="{query}"), fct=len)')
+    assert print_plan(retrieve_what_the_question_says(plan, question)) == f'APPLY(l=RETRIEVE(query="{searched}"), fct=len)'

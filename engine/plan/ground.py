@@ -40,6 +40,7 @@ from engine.plan.parse import parse_expression
 from engine.plan.repair import with_children
 from engine.plan.spec import PEOPLE_KEYS
 from engine.plan.validate import text_attributes
+from engine.retrieval.words import stems
 
 _COUNTING = re.compile(r"\b(how many|how often|number of|count)\b", re.I)
 
@@ -262,6 +263,29 @@ def _activity_only(plan: N.PlanNode) -> N.PlanNode:
         query = _COMPANY.sub("", plan.query)
         return replace(plan, query=query) if query and query != plan.query else plan
     return plan
+
+
+# "online purchase of a book": a search phrase and what it is of or about ("meal at a
+# restaurant", "dinner with friends" say where and with whom: the planner's paraphrase)
+_QUALIFIED = re.compile(r"^(?P<head>.+?)\s+(?:of|about)\s+(?P<tail>.+)$", re.I)
+
+
+def retrieve_what_the_question_says(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "What did I spend online last year?", the planner searched for "online
+    purchase of a book", the book copied from a follow-up among its examples. A
+    RETRIEVE query's "of ..." or "about ..." none of whose words the question says is
+    dropped, and the search is for the rest.
+    Otherwise ``plan`` itself."""
+    said = stems(question)
+
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, N.Retrieve):
+            m = _QUALIFIED.match(node.query.strip())
+            if m and (words := stems(m.group("tail"))) and not words & said and stems(m.group("head")):
+                return replace(node, query=m.group("head"))
+            return node
+        return node if isinstance(node, N.Qud) else with_children(node, rewrite)
+    return rewrite(plan)
 
 
 # "food I ate after playing football": two activities in one search phrase

@@ -30,7 +30,7 @@ from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_filters, first_or_last_time, group_by_the_time_asked_for,
                                 join_what_the_filter_relates, join_what_the_query_relates,
-                                retrieve_the_activity_not_the_company)
+                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -158,11 +158,13 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     things where it counts rows, taking the first or last start where a "when"
     question got a list, and grouping by the year or month a "which year" question
     asks for, retrieving an activity, not its company, where the plan extracts who
-    was there, and joining two activities one search phrase or one filter relates;
-    each where the rewritten plan is valid."""
+    was there, joining two activities one search phrase or one filter relates, and
+    searching without qualifiers the question never says; each where the rewritten
+    plan is valid."""
     for rule in (drop_ungrounded_filters, count_instead_of_adding_text, count_listed_rows,
                  count_distinct_things, first_or_last_time, group_by_the_time_asked_for,
-                 retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates):
+                 retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
+                 retrieve_what_the_question_says):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

@@ -846,6 +846,25 @@ def test_a_day_note_stays_alone_beside_two_happenings_or_its_own_source():
     other_day = ev("strava", "workout", datetime(2024, 6, 2, 7, tzinfo=BERLIN), 30, "Run")
     assert len(merge_overlapping(rows_of([note, other_day]), 0.5)) == 2
 
+@pytest.mark.parametrize("query, kept", [
+    ("ChatGPT conversation", {("chatgpt", "chat_conversation"), ("spotify", "podcast_stream"),
+                              ("spotify", "music_stream"), ("calendar", "calendar_event")}),
+    ("podcast episode", {("spotify", "podcast_stream"), ("chatgpt", "chat_turn"), ("chatgpt", "chat_conversation"),
+                         ("calendar", "calendar_event")}),
+    # names no kind, or a word every kind of the source has: all stay
+    ("chat with ChatGPT about Python", None),
+    ("stream", None),
+])
+def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
+    from engine.operators.retrieve import _of_the_kind_named
+    kinds = [("chatgpt", "chat_conversation"), ("chatgpt", "chat_turn"), ("spotify", "podcast_stream"),
+             ("spotify", "music_stream"), ("calendar", "calendar_event")]
+    rows = [Row({"source": s, "kind": k}, (f"{s}-{k}",)) for s, k in kinds]
+    c = ctx()
+    out = _of_the_kind_named(query, rows, c)
+    assert {(r.get("source"), r.get("kind")) for r in out} == (kept or set(kinds))
+    assert bool(c.notes) == (kept is not None)
+
 def test_index_is_incremental(store):
     events = retrieval_life()
     add(store, events[:4])

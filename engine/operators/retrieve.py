@@ -196,6 +196,30 @@ def fetch_events(ctx: OperatorContext, ids: Iterable[str]) -> list[_Event]:
     return out
 
 
+def _of_the_kind_named(query: str, rows: list[Row], ctx: OperatorContext) -> list[Row]:
+    """``rows`` without the other kinds of a source when the query names one of its
+    kinds by a word the others lack: for "ChatGPT conversation" the conversations
+    and not their 754 turns (a count of conversations came out 920, not 166), for
+    "podcast episode" the podcast plays and not the songs. Kinds the query names
+    none of, or several of, stay."""
+    said = stems(query)
+    kinds: dict[str, set[str]] = {}
+    for r in rows:
+        kinds.setdefault(r.get("source") or "", set()).add(r.get("kind") or "")
+    dropped: set[tuple[str, str]] = set()
+    for source, present in kinds.items():
+        words = {k: stems(k.replace("_", " ")) for k in present}
+        named = [k for k in present if (words[k] - set().union(*(words[o] for o in present if o != k))) & said]
+        if len(present) > 1 and len(named) == 1:
+            dropped |= {(source, k) for k in present if k != named[0]}
+    if not dropped:
+        return rows
+    kept = [r for r in rows if (r.get("source") or "", r.get("kind") or "") not in dropped]
+    ctx.note(f"kept the kind of event the query names: dropped {len(rows) - len(kept)} "
+             + ", ".join(sorted(f"{s} {k}" for s, k in dropped)))
+    return kept
+
+
 def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     """Merge rows from different sources whose spans overlap by at least
     ``min_overlap`` of the longer one, i.e. records of the same happening (point
@@ -768,7 +792,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                              f"{settings.min_similarity} (embedder cosine)")
                 passed = kept
             kept_ids.update(dict.fromkeys(e.id for e, _ in passed))
-    rows = [e.row() for e in fetch_events(ctx, list(kept_ids))]
+    rows = _of_the_kind_named(query, [e.row() for e in fetch_events(ctx, list(kept_ids))], ctx)
     merged = merge_overlapping(rows, settings.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")

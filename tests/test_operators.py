@@ -865,6 +865,20 @@ def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
     assert {(r.get("source"), r.get("kind")) for r in out} == (kept or set(kinds))
     assert bool(c.notes) == (kept is not None)
 
+@pytest.mark.parametrize("query, source, kind, named", [
+    ("calendar event", "calendar", "calendar_event", True),
+    ("calendar events", "calendar", "calendar_event", True),
+    ("workout", "strava", "workout", True),
+    ("journal note", "journal", "note", True),
+    ("running workout", "strava", "workout", False),       # which workouts: the classifier decides
+    ("calendar event about the dentist", "calendar", "calendar_event", False),
+    ("event", "calendar", "calendar_event", False),
+    ("ChatGPT conversation", "chatgpt", "chat_conversation", False),
+])
+def test_a_query_that_names_a_kind_and_nothing_more(query, source, kind, named):
+    from engine.operators.retrieve import _names_the_kind
+    assert _names_the_kind(query, source, kind) == named
+
 def test_index_is_incremental(store):
     events = retrieval_life()
     add(store, events[:4])

@@ -6,7 +6,8 @@ import pytest
 from engine.plan import parse_plan, print_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_filters, first_or_last_time, group_by_the_time_asked_for,
-                                join_what_the_filter_relates, join_what_the_query_relates,
+                                join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
+                                places_as_extracted,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
 
 RUNS = 'RETRIEVE(query="running")'
@@ -391,3 +392,42 @@ def test_other_filters_are_no_join(question, plan):
 def test_a_search_loses_what_it_is_of_when_the_question_never_says_it(question, query, searched):
     plan = parse_plan(f'APPLY(l=RETRIEVE(query="{query}"), fct=len)')
     assert print_plan(retrieve_what_the_question_says(plan, question)) == f'APPLY(l=RETRIEVE(query="{searched}"), fct=len)'
+
+
+def test_a_place_in_a_country_is_compared_as_the_extractor_writes_it():
+    plan = parse_plan('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="place I visited"), attr_names=["city"], '
+                      'attr_types=[str]), filter=lambda e: e["city"] == "Rome, Italy" and year(e.start) == 2019), '
+                      'fct=len)')
+    assert print_plan(places_as_extracted(plan, "How many places did I visit in Rome, Italy in 2019?")) == (
+        'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="place I visited"), attr_names=["city"], attr_types=[str]), '
+        'filter=lambda e: e["city"] in ["Rome, Italy", "Rome"] and year(e.start) == 2019), fct=len)')
+
+
+@pytest.mark.parametrize("condition", ['e["city"] == "Rome"', 'e.title == "Rome, Italy"',
+                                       'e["tags"] == "work, travel, family"', 'e["city"] != "Rome, Italy"'])
+def test_other_comparisons_stay(condition):
+    plan = parse_plan(f'FILTER(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city", "tags"], '
+                      f'attr_types=[str, str]), filter=lambda e: {condition})')
+    assert places_as_extracted(plan, "which trips?") is plan
+
+
+GROUPED = f'GROUP_BY(l=EXTRACT(l={MEALS}, {CUISINES}), attr_names=["cuisine"])'
+
+
+@pytest.mark.parametrize("question, op", [
+    ("which cuisine do i eat most after playing football", "ARGMAX"),
+    ("What cuisine did I eat the least in 2023?", "ARGMIN"),
+    ("Who did I have dinner with most often?", "ARGMAX"),
+    ("What do I bake or cook the most often?", "ARGMAX"),
+])
+def test_which_one_most_takes_the_largest_group(question, op):
+    assert print_plan(one_answer_for_which_most(parse_plan(GROUPED), question)) == (
+        f'{op}(l={GROUPED}, arg_attr_name="cuisine", val_attr_name="count")')
+
+
+@pytest.mark.parametrize("question", ["Which 5 cuisines did I eat most?", "What are the most common foods I eat?",
+                                      "What cuisines do I eat most?", "which cuisine do i eat",
+                                      "top 3 cuisines i ate most"])
+def test_lists_and_other_questions_keep_their_groups(question):
+    plan = parse_plan(GROUPED)
+    assert one_answer_for_which_most(plan, question) is plan

@@ -38,7 +38,7 @@ from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.parse import parse_expression
 from engine.plan.repair import with_children
-from engine.plan.spec import PEOPLE_KEYS
+from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
 from engine.plan.validate import text_attributes
 from engine.retrieval.words import stems
 
@@ -226,6 +226,27 @@ def group_by_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
     return replace(plan, l=N.GroupBy(when, (unit,)), arg_attr_name=unit)
 
 
+# "which cuisine do i eat most ...", "who did I call least": one thing asked for, by count
+_ONE_MOST = re.compile(r"^\W*(?:(?:in|at|with|on)\s+)?(?:(?:which|what)\s+(?P<thing>[a-z]+)\s+|who\s+|whom\s+|what\s+)"
+                       r"(?:do|does|did|have|has|had|was|is)\b.*?\b(?P<which>most|least)\b", re.I)
+
+
+def one_answer_for_which_most(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "which cuisine do i eat most after playing football", the planner
+    grouped the meals and stopped: the answer was "2 groups, largest first: italian
+    (7); thai (1)". A plan that ends in a GROUP_BY of one key, for a question that
+    asks which one thing (not "which 5 podcasts", not "what are the most common
+    foods") happened most or least, takes the group with the most (least) rows.
+    Otherwise ``plan`` itself."""
+    m = _ONE_MOST.search(question)
+    thing = m and (m.group("thing") or "").lower()
+    if m is None or not isinstance(plan, N.GroupBy) or len(plan.attr_names) != 1 \
+            or (thing.endswith("s") and not thing.endswith("ss")):
+        return plan
+    pick = N.ArgMax if m.group("which").lower() == "most" else N.ArgMin
+    return pick(plan, plan.attr_names[0], "count")
+
+
 # "running with people", "went hiking with friends": who came along, as a search phrase
 _COMPANY = re.compile(r"\s+(?:together\s+)?with\s+(?:(?:my|some|other|the|a)\s+)?(?:people|persons|friends?|"
                       r"someone|somebody|others|company|whom|anyone|anybody|buddies|buddy|companions?|partners?)"
@@ -285,6 +306,39 @@ def retrieve_what_the_question_says(plan: N.PlanNode, question: str) -> N.PlanNo
                 return replace(node, query=m.group("head"))
             return node
         return node if isinstance(node, N.Qud) else with_children(node, rewrite)
+    return rewrite(plan)
+
+
+# "Rome, Italy", "Miami, US": a place and the country or state it is in
+_PLACE_IN = re.compile(r"^(?P<place>[^,]+),\s*[^,]+$")
+
+
+def places_as_extracted(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many places did I visit in Rome, Italy?", the planner kept the rows
+    whose extracted city was "Rome, Italy"; the extractor reads "Rome" off "We visited
+    the Colosseum in Rome": 0 of 5. An extracted attribute compared with a place
+    and the country it is in (``e["city"] == "Rome, Italy"``) is compared with either
+    (``e["city"] in ["Rome, Italy", "Rome"]``). Otherwise ``plan`` itself."""
+    def place(c: X.Expr, var: str) -> X.Expr:
+        if not (isinstance(c, X.Compare) and c.ops == ("==",) and isinstance(c.left, X.GetAttr)
+                and isinstance(c.left.obj, X.Var) and c.left.obj.name == var and c.left.name not in EVENT_ATTRIBUTES
+                and isinstance(k := c.comparators[0], X.Const) and isinstance(k.value, str)
+                and (m := _PLACE_IN.match(k.value.strip()))):
+            return c
+        return X.Compare(c.left, ("in",), (X.ListLit((k, X.Const(m.group("place").strip()))),))
+
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, (N.Qud, N.Retrieve)):
+            return node
+        node = with_children(node, rewrite)
+        if not isinstance(node, N.Filter):
+            return node
+        var = node.filter.params[0]
+        parts = X.conjuncts(node.filter.body)
+        new = [place(c, var) for c in parts]
+        if all(a is b for a, b in zip(new, parts)):
+            return node
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
     return rewrite(plan)
 
 

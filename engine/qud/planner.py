@@ -29,7 +29,8 @@ from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
                                 drop_ungrounded_filters, first_or_last_time, group_by_the_time_asked_for,
-                                join_what_the_filter_relates, join_what_the_query_relates,
+                                join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
+                                places_as_extracted,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
@@ -159,12 +160,13 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     question got a list, and grouping by the year or month a "which year" question
     asks for, retrieving an activity, not its company, where the plan extracts who
     was there, joining two activities one search phrase or one filter relates, and
-    searching without qualifiers the question never says; each where the rewritten
-    plan is valid."""
+    searching without qualifiers the question never says, and comparing extracted
+    places with "Rome" as well as "Rome, Italy", and answering "which ... most" with
+    one group; each where the rewritten plan is valid."""
     for rule in (drop_ungrounded_filters, count_instead_of_adding_text, count_listed_rows,
                  count_distinct_things, first_or_last_time, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
-                 retrieve_what_the_question_says):
+                 retrieve_what_the_question_says, places_as_extracted, one_answer_for_which_most):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

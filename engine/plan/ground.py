@@ -32,6 +32,7 @@ This module rewrites plan trees only; it must not execute anything.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import replace
 
 from engine.plan import expr as X
@@ -58,20 +59,24 @@ _MONTHS = re.compile(
 
 
 def drop_ungrounded_filters(plan: N.PlanNode, question: str) -> N.PlanNode:
-    """``plan`` without the time conditions ``question`` does not ground (see the
+    """``plan`` without the conditions ``question`` does not ground (see the
     module docstring); the same object when nothing was dropped."""
+    def trim(node: N.Filter) -> N.PlanNode:
+        parts = X.conjuncts(node.filter.body)
+        kept = [c for c in parts if _grounded(c, question)]
+        if len(kept) == len(parts):
+            return node
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(kept))) if kept else node.l
+    return _each_filter(plan, trim)
+
+
+def _each_filter(plan: N.PlanNode, fn: Callable[[N.Filter], N.PlanNode]) -> N.PlanNode:
+    """``plan`` with ``fn`` applied to each FILTER, bottom-up; the same object when
+    ``fn`` changed nothing."""
     if isinstance(plan, (N.Qud, N.Retrieve)):
         return plan
-    node = with_children(plan, lambda child: drop_ungrounded_filters(child, question))
-    if not isinstance(node, N.Filter):
-        return node
-    parts = X.conjuncts(node.filter.body)
-    kept = [c for c in parts if _grounded(c, question)]
-    if len(kept) == len(parts):
-        return node
-    if not kept:
-        return node.l
-    return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(kept)))
+    node = with_children(plan, lambda child: _each_filter(child, fn))
+    return fn(node) if isinstance(node, N.Filter) else node
 
 
 def _grounded(conjunct: X.Expr, question: str) -> bool:
@@ -327,19 +332,13 @@ def places_as_extracted(plan: N.PlanNode, question: str) -> N.PlanNode:
             return c
         return X.Compare(c.left, ("in",), (X.ListLit((k, X.Const(m.group("place").strip()))),))
 
-    def rewrite(node: N.PlanNode) -> N.PlanNode:
-        if isinstance(node, (N.Qud, N.Retrieve)):
-            return node
-        node = with_children(node, rewrite)
-        if not isinstance(node, N.Filter):
-            return node
-        var = node.filter.params[0]
+    def rewrite(node: N.Filter) -> N.PlanNode:
         parts = X.conjuncts(node.filter.body)
-        new = [place(c, var) for c in parts]
+        new = [place(c, node.filter.params[0]) for c in parts]
         if all(a is b for a, b in zip(new, parts)):
             return node
         return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
-    return rewrite(plan)
+    return _each_filter(plan, rewrite)
 
 
 # "food I ate after playing football": two activities in one search phrase
@@ -407,12 +406,7 @@ def join_what_the_filter_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
     if not activity or not _is_activity(activity):
         return plan
 
-    def rewrite(node: N.PlanNode) -> N.PlanNode:
-        if isinstance(node, (N.Qud, N.Retrieve)):
-            return node
-        node = with_children(node, rewrite)
-        if not isinstance(node, N.Filter):
-            return node
+    def rewrite(node: N.Filter) -> N.PlanNode:
         var = node.filter.params[0]
         parts = X.conjuncts(node.filter.body)
         relating = [c for c in parts if _compares_with(c, var, activity)]
@@ -425,7 +419,7 @@ def join_what_the_filter_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
         rows = _replace_node(rows, searches[0], _related(searches[0], m.group("rel"), activity))
         kept = [c for c in parts if c not in relating]
         return replace(node, l=rows, filter=X.Lambda(node.filter.params, X.conjoin(kept))) if kept else rows
-    return rewrite(plan)
+    return _each_filter(plan, rewrite)
 
 
 def _compares_with(conjunct: X.Expr, var: str, activity: str) -> bool:

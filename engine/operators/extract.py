@@ -23,7 +23,7 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.operators.categories import named_category
 from engine.operators.spans import whole_name
-from engine.operators.units import in_unit
+from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
 from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
@@ -224,6 +224,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     out: list[Any] = [None] * len(rows)
     ask: list[int] = []
     named = {g: _named_attribute(key, [rows[i] for i in members]) for g, members in groups.items()}
+    in_units = kind in ("int", "float") and measure(key) is not None  # "duration_hours"
     for (source, kind_), members in groups.items():
         ctx.check_cancel()
         group = [rows[i] for i in members]
@@ -236,8 +237,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             ctx.note(f"EXTRACT {key!r} from {what}: {source}'s {holder[0]} events hold it in {holder[1]!r}, "
                      f"these {len(members)} have no such attribute; left empty")
             continue
-        measured = [in_unit(r, key) for r in group] if named[(source, kind_)] is None and kind in ("int", "float") \
-            else []
+        measured = [in_unit(r, key) for r in group] if in_units and named[(source, kind_)] is None else []
         if sum(m is not None for m in measured[:SAMPLE]) >= FREEZE_SHARE * min(len(group), SAMPLE) > 0:
             held = Counter(m[1] for m in measured if m is not None)
             ctx.note(f"EXTRACT {key!r} from {what}: converted from "

@@ -955,6 +955,16 @@ def test_extract_converts_a_duration_to_the_unit_its_key_names(store):
     assert extractor.calls == []
     assert any("converted from 'duration_min'" in n for node in result.nodes for n in node.notes)
 
+def test_the_topic_of_a_chat_turn_is_its_conversation(store):
+    t = datetime(2023, 3, 28, 14, tzinfo=BERLIN)
+    add(store, [ev("chatgpt", "chat_turn", t + timedelta(minutes=i), 1, f"You: q{i}", f"You asked ChatGPT: q{i}",
+                   role="user", conversation_title="PHP to Django" if i < 3 else "Sourdough") for i in range(5)])
+    extractor = FakeExtractor(lambda key, text: "q")
+    plan = ('ARGMAX(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="asked ChatGPT"), attr_names=["topic"], attr_types=[str]), '
+            'attr_names=["topic"]), arg_attr_name="topic", val_attr_name="count")')
+    assert execute(plan, store, Models(extractor=extractor), today=TODAY).value == "PHP to Django"
+    assert extractor.calls == []
+
 def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(store):
     add(store, [ev("diary", "note", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(days=i), 5,
                    f"Day {i}", f"Felt {'great' if i % 2 else 'tired'} today") for i in range(40)])

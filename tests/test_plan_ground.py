@@ -335,9 +335,9 @@ def test_a_name_the_question_does_not_say_is_no_filter(question, kept):
 
 
 def test_names_said_in_other_words_and_values_in_lower_case_stay():
-    plan = parse_plan('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="songs"), attr_names=["artist", "role"], '
+    plan = parse_plan('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="songs"), attr_names=["artist", "status"], '
                       'attr_types=[str, str]), filter=lambda e: contains(e["artist"], "Beatle") '
-                      'and e["role"] == "user"), fct=len)')
+                      'and e["status"] == "finished"), fct=len)')
     assert drop_ungrounded_filters(plan, "how many songs by the beatles did i play") is plan
 
 
@@ -431,3 +431,17 @@ def test_which_one_most_takes_the_largest_group(question, op):
 def test_lists_and_other_questions_keep_their_groups(question):
     plan = parse_plan(GROUPED)
     assert one_answer_for_which_most(plan, question) is plan
+
+
+CHATS = 'EXTRACT(l=RETRIEVE(query="ChatGPT conversation"), attr_names=["role"], attr_types=[str])'
+
+
+def test_a_first_start_is_answered_with_the_start_and_who_spoke_needs_the_question():
+    from engine.qud.planner import _grounded
+    plan = parse_plan(f'ARGMIN(l=FILTER(l={CHATS}, filter=lambda e: e["role"] == "user"), arg_attr_name="role", '
+                      'val_attr_name="start")')
+    assert print_plan(_grounded(plan, "When was my first conversation with ChatGPT?")) == (
+        'MIN(l=RETRIEVE(query="ChatGPT conversation"), attr_name="start")')
+    asked = "When did I first ask ChatGPT a question?"
+    assert print_plan(_grounded(plan, asked)) == (
+        f'MIN(l=FILTER(l={CHATS}, filter=lambda e: e["role"] == "user"), attr_name="start")')

@@ -51,6 +51,8 @@ SYNONYMS: dict[str, tuple[str, ...]] = {
     "location": ("location", "place", "city"), "place": ("place", "location"),
     "city": ("city", "location"), "country": ("country",),
     "distance": ("distance_km", "distance", "distance_m"), "subject": ("subject", "title"),
+    # what a chat turn or a mail is about: its conversation's title, its subject line
+    "topic": ("topic", "conversation_title", "subject"), "about": ("conversation_title", "subject"),
 }
 
 

@@ -18,7 +18,11 @@ gives it no ground:
 * a name (a string constant with a capital letter) the question does not say:
   asked "which cuisine do i eat most after playing football", it kept the meals
   whose cuisine was ``"Italian"``. Values written in lower case (``e["role"] ==
-  "user"``, ``e["direction"] == "sent"``) are the sources' own and stay.
+  "user"``, ``e["direction"] == "sent"``) are the sources' own and stay;
+* who spoke in a chat (``e["role"] == "user"``) when the question says nothing of
+  the user asking, writing or sending: "When was my first conversation with
+  ChatGPT?" kept the conversations whose role was "user", and conversations have
+  no role, only their turns.
 
 Everything else is kept as written. A FILTER left with no condition is removed.
 
@@ -103,6 +107,8 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
         if days and not _DATED_DAYS.search(question) \
                 and not all(re.search(rf"\b{d}(st|nd|rd|th)?\b", question) for d in days):
             return False
+    if "role" in X.attributes_read(conjunct, "e") and not _USER_SPOKE.search(question):
+        return False
     names = [n.value for n in X.walk(conjunct)
              if isinstance(n, X.Const) and isinstance(n.value, str) and n.value.lower() != n.value]
     return all(_words_of(name, question) for name in names)
@@ -118,6 +124,10 @@ def _words_of(value: str, text: str) -> bool:
     return bool(wanted) and all(w in words or w + "s" in words or w + "es" in words for w in wanted)
 
 
+# what the user said to a chatbot: "questions I asked", "messages I sent", "my prompts"
+_USER_SPOKE = re.compile(r"\b(ask|asks|asked|asking|question|questions|wrote|write|writes|written|sent|send|sends|"
+                         r"message|messages|prompt|prompts|prompted|typed|type|said|say|told|tell|request|requests|"
+                         r"requested|want(ed)? to know)\b", re.I)
 _DATED_DAYS = re.compile(r"\b(birthday|anniversary|christmas|easter|new year'?s?|halloween|valentine'?s?)\b", re.I)
 _ORDERING = re.compile(r"\bmost recent(ly)?\b|\bthe (first|last|latest) time\b", re.I)
 _TIME_OF_DAY = re.compile(
@@ -198,13 +208,21 @@ def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     wrote a FILTER and stopped: the answer was every such dinner. A plan that ends in
     a list of rows, for a "when ... first/earliest" question, becomes
     ``MIN(l=..., attr_name="start")``, and for "when ... last/latest/most recently"
-    ``MAX(...)``. Otherwise ``plan`` itself."""
-    if not (isinstance(plan, _LISTS) and _WHEN.search(question)):
+    ``MAX(...)``; so does an ARGMIN (ARGMAX) by start, which answers with another
+    attribute of that row ("When was my first conversation with ChatGPT?" got the
+    ``role`` of the earliest). Otherwise ``plan`` itself."""
+    if not _WHEN.search(question):
+        return plan
+    if isinstance(plan, (N.ArgMin, N.ArgMax)) and plan.val_attr_name == "start":
+        rows = _without_extract(plan.l, plan.arg_attr_name)  # answered with that row's start instead
+    elif isinstance(plan, _LISTS):
+        rows = plan
+    else:
         return plan
     first, last = bool(_FIRST.search(question)), bool(_LAST.search(question))
     if first == last:
         return plan
-    return N.Min(plan, "start") if first else N.Max(plan, "start")
+    return N.Min(rows, "start") if first else N.Max(rows, "start")
 
 
 _ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of)", re.I)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import check_plan, parse_plan
-from engine.plan.optimize import extract_once, filter_before_extract
+from engine.plan.optimize import drop_unread_extracts, extract_once, filter_before_extract
 from engine.plan.printer import print_plan
 
 RUNS = 'RETRIEVE(query="running")'
@@ -74,3 +74,44 @@ def test_an_extract_behind_a_group_by_is_not_looked_through():
     plan = parse_plan(f'EXTRACT(l=GROUP_BY(l=EXTRACT(l={RUNS}, attr_names=["people"], attr_types=[str]), '
                       f'attr_names=["people"]), attr_names=["people"], attr_types=[str])')
     assert extract_once(plan) is plan
+
+
+CHATS = 'RETRIEVE(query="ChatGPT conversation")'
+
+
+@pytest.mark.parametrize("before, after", [
+    # a count never sees the role
+    (f'APPLY(l=FILTER(l=EXTRACT(l={CHATS}, attr_names=["role"], attr_types=[str]), '
+     f'filter=lambda e: year(e.start) == 2023), fct=len)',
+     f'APPLY(l=FILTER(l={CHATS}, filter=lambda e: year(e.start) == 2023), fct=len)'),
+    # the filter reads one of two extracted keys; the sum reads its own
+    (f'SUM(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["km", "people", "mood"], attr_types=[float, str, str]), '
+     f'filter=lambda e: e["mood"] == "good"), attr_name="km")',
+     f'SUM(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["km", "mood"], attr_types=[float, str]), '
+     f'filter=lambda e: e["mood"] == "good"), attr_name="km")'),
+    # through a GROUP_BY and a MAP
+    (f'ARGMAX(l=GROUP_BY(l=MAP(l=EXTRACT(l={RUNS}, attr_names=["km", "people"], attr_types=[float, str]), '
+     f'fct=lambda e: month(e.start), res_name="month"), attr_names=["month"]), arg_attr_name="month", '
+     f'val_attr_name="count")',
+     f'ARGMAX(l=GROUP_BY(l=MAP(l={RUNS}, fct=lambda e: month(e.start), res_name="month"), '
+     f'attr_names=["month"]), arg_attr_name="month", val_attr_name="count")'),
+])
+def test_extracted_attributes_nothing_reads_are_not_extracted(before, after):
+    out = drop_unread_extracts(parse_plan(before))
+    check_plan(out)
+    assert print_plan(out) == print_plan(parse_plan(after))
+
+
+@pytest.mark.parametrize("text", [
+    # rows are the answer: what they show is read
+    f'FILTER(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), filter=lambda e: year(e.start) == 2023)',
+    # a filter that passes the row to a function may read anything
+    f'APPLY(l=FILTER(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), '
+    f'filter=lambda e: in_hours(duration(e)) > 1), fct=len)',
+    # below a JOIN: its condition and the rows above decide
+    f'APPLY(l=JOIN(l1=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), l2={CHATS}, '
+    f'condition="overlaps(i1, i2)"), fct=len)',
+])
+def test_extracts_that_may_be_read_stay(text):
+    plan = parse_plan(text)
+    assert drop_unread_extracts(plan) is plan

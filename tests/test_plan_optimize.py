@@ -10,9 +10,9 @@ from engine.plan.printer import print_plan
 RUNS = 'RETRIEVE(query="running")'
 
 
-def _opt(text: str) -> str:
+def _opt(text: str, rewrite=filter_before_extract) -> str:
     plan = parse_plan(text)
-    out = filter_before_extract(plan)
+    out = rewrite(plan)
     check_plan(out)
     return print_plan(out)
 
@@ -65,9 +65,7 @@ def test_plans_without_such_a_condition_are_left_as_they_are(text):
      f'attr_types=[float]), attr_name="km")'),
 ])
 def test_what_was_extracted_below_is_not_extracted_again(before, after):
-    out = extract_once(parse_plan(before))
-    check_plan(out)
-    assert print_plan(out) == print_plan(parse_plan(after))
+    assert _opt(before, extract_once) == print_plan(parse_plan(after))
 
 
 def test_an_extract_behind_a_group_by_is_not_looked_through():
@@ -97,9 +95,7 @@ CHATS = 'RETRIEVE(query="ChatGPT conversation")'
      f'attr_names=["month"]), arg_attr_name="month", val_attr_name="count")'),
 ])
 def test_extracted_attributes_nothing_reads_are_not_extracted(before, after):
-    out = drop_unread_extracts(parse_plan(before))
-    check_plan(out)
-    assert print_plan(out) == print_plan(parse_plan(after))
+    assert _opt(before, drop_unread_extracts) == print_plan(parse_plan(after))
 
 
 @pytest.mark.parametrize("text", [

@@ -473,6 +473,26 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(st
                        today=TODAY, retrieve_settings=off).rows) == 2
 
 
+def test_a_word_of_another_name_is_not_the_name_the_query_gives(store):
+    """A diary says "Liberty" in "Statue of Liberty": that is not "Liberty Bell". A
+    longer name that holds all of the query's ("Chloe Brown" for "Chloe") still is."""
+    t = datetime(2024, 3, 1, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Day", "During my trip to Philadelphia I visited Liberty Bell."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Day", "I visited Statue of Liberty with Caleb."),
+                ev("journal", "note", t + timedelta(days=2), 60, "Day", "Visited Liberty Bell again today."),
+                ev("journal", "note", t + timedelta(days=3), 60, "Day", "Lunch With Chloe Brown, then I visited her.")])
+    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("visited"))
+    settings = RetrieveSettings(verify_irrelevant=0)
+
+    def kept(query):
+        return sorted(r.get("text") for r in execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY,
+                                                     retrieve_settings=settings).rows)
+    assert kept("visited Liberty Bell") == ["During my trip to Philadelphia I visited Liberty Bell.",
+                                            "Visited Liberty Bell again today."]
+    assert kept("visited Chloe") == ["Lunch With Chloe Brown, then I visited her."]
+    assert kept("visited Chloe Miller") == []
+
+
 def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_search_hits(store):
     """A diary of two years, a lunch every day: searched, only the best hits of a big
     group are judged, and the ones in May 2023 may be none of them. With the FILTER

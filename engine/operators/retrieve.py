@@ -569,11 +569,52 @@ def says_a_name(e: "_Event", wanted: list[tuple[str, ...]]) -> bool:
     """Whether the event's title, text or attribute values say a word of one of
     ``wanted`` (from :func:`names`): in any case, but an acronym in capitals only
     ("US" is not "us"). One word is enough: a diary says "Dorita" for "time with
-    Dorita Cabezas"."""
-    text = " ".join([e.title or "", e.text or "", *(str(v) for _, v in e.pairs)])
-    words = {w for name in wanted for w in name}
-    return any(re.search(rf"(?<!\w){re.escape(w)}(?!\w)", text, 0 if len(w) > 1 and w.isupper() else re.I)
-               for w in words)
+    Dorita Cabezas". But not a word of another name: "Statue of Liberty" does not say
+    "Liberty Bell", nor "Dorita Smith" "Dorita Cabezas" (see :func:`_in_another_name`)."""
+    text = "\n".join([e.title or "", e.text or "", *(str(v) for _, v in e.pairs)])
+    for name in wanted:
+        for w in name:
+            for m in re.finditer(rf"(?<!\w){re.escape(w)}(?!\w)", text, 0 if len(w) > 1 and w.isupper() else re.I):
+                if not _in_another_name(text, m.start(), m.end(), name):
+                    return True
+    return False
+
+
+# words that join the capitalised words of one name: "Statue of Liberty", "Leonardo da Vinci"
+_NAME_JOINERS = frozenset("of de da del della di du van von la le".split())
+_SENTENCE_START = re.compile(r"(^|[.!?:;#\n])\s*$")
+
+
+def _in_another_name(text: str, start: int, end: int, name: tuple[str, ...]) -> bool:
+    """Whether the capitalised word at ``text[start:end]`` belongs to another name
+    than ``name``: a run of capitalised words (spaces between them, or a joiner such
+    as "of" or "da") with a word ``name`` lacks, lacking a word of ``name``. "Chloe
+    Brown" says "Chloe"; "Statue of Liberty" does not say "Liberty Bell". The first
+    word of a sentence is capitalised anyway and is no part of a name ("Visited
+    Liberty Bell today")."""
+    if not text[start].isupper():
+        return False
+    words = list(_WORD.finditer(text))
+    at = next((n for n, m in enumerate(words) if m.start() <= start < m.end()), None)
+    if at is None:
+        return False
+    run = {words[at].group().lower()}
+    for step in (-1, 1):
+        n = at
+        while 0 <= n + step < len(words):
+            a, b = (words[n + step], words[n]) if step < 0 else (words[n], words[n + step])
+            if text[a.end():b.start()].strip(" \t"):  # a comma, a bracket, a line's end: the run ends
+                break
+            n += step
+            w = re.sub(r"['’]s$", "", words[n].group()).strip(".'’-")
+            if w.lower() in _NAME_JOINERS or (w.lower() in STOP and w.lower() != "and"):
+                continue  # "Statue of Liberty"; "Lunch With Chloe" in a title's capitals
+            if not w or not w[0].isupper() or w in ("I", "And"):
+                break
+            if not _SENTENCE_START.search(text[:words[n].start()]):
+                run.add(w.lower())
+    own = {w.lower() for w in name}
+    return bool(run - own) and bool(own - run)
 
 
 def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list[tuple[str, str]],

@@ -172,6 +172,11 @@ def test_counting_different_things_counts_groups(question, plan, expected):
     ("How many times did I visit Liberty Bell?",
      'APPLY(l=FILTER(l=RETRIEVE(query="visited Liberty Bell"), filter=lambda e: e.start == date(1776, 7, 4)), fct=len)',
      'APPLY(l=RETRIEVE(query="visited Liberty Bell"), fct=len)'),
+    # an end past the start's day, copied from "nights out past midnight" (TimelineQA)
+    ("When did I last go get groceries with Chloe?",
+     'MAX(l=FILTER(l=RETRIEVE(query="go get groceries with Chloe"), filter=lambda e: e.end is not None and '
+     'date(e.end) > date(e.start)), attr_name="start")',
+     'MAX(l=RETRIEVE(query="go get groceries with Chloe"), attr_name="start")'),
 ])
 def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
     assert print_plan(drop_ungrounded_filters(parse_plan(plan), question)) == expected
@@ -185,6 +190,10 @@ def test_more_ungrounded_time_conditions_are_dropped(question, plan, expected):
     ("What did I do on the 14th of March 2022?",
      'FILTER(l=RETRIEVE(query="event"), filter=lambda e: e.start >= date(2022, 3, 14) and day(e.start) == 14)'),
     ("Who did I meet in the evenings?", 'FILTER(l=RETRIEVE(query="meeting"), filter=lambda e: hour(e.start) >= 18)'),
+    ("How many meetings ran until after 6 pm?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="meeting"), filter=lambda e: hour(e.end) >= 18), fct=len)'),
+    ("How many trips lasted more than a week?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="trip"), filter=lambda e: e.end - e.start > days(7)), fct=len)'),
 ])
 def test_time_of_day_weekday_and_dates_the_question_asks_for_stay(question, plan):
     node = parse_plan(plan)

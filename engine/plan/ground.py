@@ -19,6 +19,10 @@ gives it no ground:
   asked "which cuisine do i eat most after playing football", it kept the meals
   whose cuisine was ``"Italian"``. Values written in lower case (``e["role"] ==
   "user"``, ``e["direction"] == "sent"``) are the sources' own and stay;
+* when an event ended (``date(e.end) > date(e.start)``) when the question says
+  nothing of how long or until when: copied from "How many nights did I stay out
+  past midnight", it kept "When did I last go get groceries with Chloe?" to
+  shopping that ran past midnight;
 * who spoke in a chat (``e["role"] == "user"``) when the question says nothing of
   the user asking, writing or sending: "When was my first conversation with
   ChatGPT?" kept the conversations whose role was "user", and conversations have
@@ -107,7 +111,10 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
         if days and not _DATED_DAYS.search(question) \
                 and not all(re.search(rf"\b{d}(st|nd|rd|th)?\b", question) for d in days):
             return False
-    if "role" in X.attributes_read(conjunct, "e") and not _USER_SPOKE.search(question):
+    read = X.attributes_read(conjunct, "e")
+    if "role" in read and not _USER_SPOKE.search(question):
+        return False
+    if "end" in read and not _SPANS.search(question):
         return False
     names = [n.value for n in X.walk(conjunct)
              if isinstance(n, X.Const) and isinstance(n.value, str) and n.value.lower() != n.value]
@@ -128,6 +135,10 @@ def _words_of(value: str, text: str) -> bool:
 _USER_SPOKE = re.compile(r"\b(ask|asks|asked|asking|question|questions|wrote|write|writes|written|sent|send|sends|"
                          r"message|messages|prompt|prompts|prompted|typed|type|said|say|told|tell|request|requests|"
                          r"requested|want(ed)? to know)\b", re.I)
+# what a condition on when an event ended answers: "nights out past midnight", "trips of
+# more than a week", "meetings that ran until 6"
+_SPANS = re.compile(r"\b(midnight|overnight|nights?|multi-?day|days? long|weeks? long|longer|shorter|lasted|lasting|"
+                    r"ended|ending|ends?|until|till|stay(ed|s)?|spanned|spanning|more than|less than|over)\b", re.I)
 _DATED_DAYS = re.compile(r"\b(birthday|anniversary|christmas|easter|new year'?s?|halloween|valentine'?s?)\b", re.I)
 _ORDERING = re.compile(r"\bmost recent(ly)?\b|\bthe (first|last|latest) time\b", re.I)
 _TIME_OF_DAY = re.compile(

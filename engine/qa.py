@@ -20,6 +20,7 @@ from typing import Any
 from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
+from engine.plan import expr as X
 from engine.plan.nodes import PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
@@ -47,11 +48,16 @@ def is_yes_no(question: str) -> bool:
 
 def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
     """The values a plan that ends in EXTRACT asked for ("what did I eat for breakfast
-    on ..." -> the food), one per row that has one; None when it ends elsewhere."""
-    node = plan
+    on ..." -> the food), one per row that has one; None when it ends elsewhere, or
+    when every extracted value is one a FILTER above compares: those were extracted to
+    choose rows, and the rows are the answer ("What did I eat in Rome, Italy?" was
+    answered "Rome, Italy" 42 times, "What did I order that was cancelled?" would be
+    "cancelled")."""
+    node, fixed = plan, set()
     while node.OP == "FILTER":  # FILTER over EXTRACT still answers with the extracted values
+        fixed |= _fixed_by(node.filter)
         node = node.l
-    if node.OP != "EXTRACT":
+    if node.OP != "EXTRACT" or set(node.attr_names) <= fixed:
         return None
     values = []
     for r in rows:
@@ -60,6 +66,16 @@ def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
         if got:
             values.append(got[0] if len(got) == 1 else got)
     return values
+
+
+def _fixed_by(fn: X.Lambda) -> set[str]:
+    """The attributes a filter keeps to given values (``e["city"] == "Rome"``,
+    ``e["status"] in ["cancelled"]``), whatever else it says."""
+    var = fn.params[0]
+    return {attr for node in X.walk(fn.body)
+            if isinstance(node, X.Compare) and len(node.ops) == 1 and node.ops[0] in ("==", "in")
+            and isinstance(node.comparators[0], (X.Const, X.ListLit))
+            for attr in X.attributes_read(node.left, var)}
 
 
 def _fmt_number(v: float | int) -> str:

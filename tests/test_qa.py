@@ -153,6 +153,19 @@ def test_a_plan_ending_in_extract_answers_with_the_extracted_values(engine_over)
     assert ans.answer_text.startswith("1 value: 7.50")
 
 
+def test_values_extracted_only_to_choose_rows_are_no_answer_the_rows_are(engine_over):
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5))]
+    plan = ('FILTER(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+            'filter=lambda e: {})')
+    eng, _ = engine_over(events, {"Which of my runs were 7.5 km?": [plan.format('e["distance_km"] == 7.5')],
+                                  "How far were my runs of more than 6 km?": [plan.format('e["distance_km"] > 6')]})
+    fixed = eng.ask("Which of my runs were 7.5 km?", today=date(2024, 4, 1))
+    assert fixed.ok and fixed.answer_text.startswith("1 matching entry"), fixed.answer_text
+    # a value the filter only bounds is still worth reading
+    bounded = eng.ask("How far were my runs of more than 6 km?", today=date(2024, 4, 1))
+    assert bounded.ok and bounded.answer == [7.5], bounded.answer_text
+
+
 def test_an_empty_store_says_to_import_first_without_planning(engine_over):
     eng, llm = engine_over([], {})
     ans = eng.ask("How often did I do yoga in total?", today=date(2024, 4, 1))

@@ -893,11 +893,38 @@ def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
     ("running workout", "strava", "workout", False),       # which workouts: the classifier decides
     ("calendar event about the dentist", "calendar", "calendar_event", False),
     ("event", "calendar", "calendar_event", False),
-    ("ChatGPT conversation", "chatgpt", "chat_conversation", False),
+    # what a question calls the kind, and what one does with it
+    ("ChatGPT conversation", "chatgpt", "chat_conversation", True),
+    ("ChatGPT conversation", "chatgpt", "chat_turn", False),
+    ("played a song", "spotify", "music_stream", True),
+    ("songs by Muse", "spotify", "music_stream", False),    # which songs: the classifier decides
+    ("podcast episode", "spotify", "podcast_stream", True),
+    ("podcast episode", "netflix", "episode_stream", False),
+    ("played a song", "journal", "note", False),
+    ("TV episode", "netflix", "episode_stream", True),    # "tv" is two letters, and said
+    ("TV episode", "spotify", "podcast_stream", False),
 ])
 def test_a_query_that_names_a_kind_and_nothing_more(query, source, kind, named):
     from engine.operators.retrieve import _names_the_kind
     assert _names_the_kind(query, source, kind) == named
+
+def test_a_kind_the_query_names_only_half_is_not_retrieved_beside_the_one_it_names(store):
+    t = datetime(2024, 3, 1, 20, tzinfo=BERLIN)
+    add(store, [ev("spotify", "podcast_stream", t, 40, "Episode 12", show="Tech Talk"),
+                ev("netflix", "episode_stream", t + timedelta(days=1), 50, "The Crown: Season 1: Episode 2"),
+                ev("spotify", "music_stream", t + timedelta(days=2), 3, "Uprising", artist="Muse")])
+    both = FakePatterns({"podcast_stream": "relevant", "episode_stream": "relevant"}, default="irrelevant")
+    settings = RetrieveSettings(verify_irrelevant=0)
+
+    def kinds(query):
+        rows = execute(f'RETRIEVE(query="{query}")', store, Models(patterns=both), today=TODAY,
+                       retrieve_settings=settings).rows
+        return sorted(r.get("kind") for r in rows)
+    assert kinds("podcast episode") == ["podcast_stream"]
+    assert kinds("TV episode") == ["episode_stream"]
+    assert kinds("episodes") == ["episode_stream", "podcast_stream"]  # both are episodes
+    assert "music_stream" in kinds("played a song")  # named: kept whole, though the classifier says no
+
 
 def test_index_is_incremental(store):
     events = retrieval_life()

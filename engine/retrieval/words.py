@@ -28,3 +28,27 @@ def stem(word: str) -> str:
 def stems(text: str) -> set[str]:
     """The stems of ``text``'s words of three letters or more, stop words left out."""
     return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOP}
+
+
+#: What a question calls each kind of event the importers write, besides the kind's
+#: own words, and what one does with it: "played a song" names Spotify's plays as
+#: surely as "music stream" does. (nouns, verbs), as words before stemming.
+KIND_WORDS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "music_stream": (("song", "songs", "track", "tracks", "music", "tune", "tunes"),
+                     ("play", "played", "listen", "listened", "stream", "streamed", "heard")),
+    "podcast_stream": (("podcast", "podcasts", "episode", "episodes"),
+                       ("play", "played", "listen", "listened", "stream", "streamed", "heard")),
+    "audiobook_stream": (("audiobook", "audiobooks"), ("play", "played", "listen", "listened", "heard")),
+    "episode_stream": (("episode", "episodes", "show", "shows", "series", "tv"),
+                       ("watch", "watched", "stream", "streamed", "play", "played", "see", "saw")),
+    "movie_stream": (("movie", "movies", "film", "films"),
+                     ("watch", "watched", "stream", "streamed", "play", "played", "see", "saw")),
+    "chat_conversation": (("conversation", "conversations", "chat", "chats"), ("have", "had", "start", "started")),
+    "chat_turn": (("message", "messages", "question", "questions", "prompt", "prompts"),
+                  ("ask", "asked", "send", "sent", "write", "wrote")),
+    "mail": (("mail", "mails", "email", "emails", "e-mail", "e-mails"),
+             ("send", "sent", "get", "got", "receive", "received", "write", "wrote")),
+    "purchase": (("purchase", "purchases", "order", "orders"), ("make", "made", "place", "placed")),
+    "workout": (("workout", "workouts", "exercise", "exercises"), ("do", "done", "log", "logged")),
+    "note": (("note", "notes", "diary", "journal", "entry", "entries"), ("write", "wrote", "written")),
+}

@@ -83,3 +83,26 @@ def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     text = "source: spotify | kind: music_stream | title: The Stone Joness – Worry | text: Listened to Worry"
     assert answered("Worry |", text) == "Worry"
     assert answered("Face | text", text) is None and answered(" | ", text) is None
+
+
+@pytest.mark.parametrize("answer, text, expected", [
+    ("Emily,", "Football this evening with Emily, Susanne, Flora, Patrick, Wayne and Vincent tonight.",
+     "Emily, Susanne, Flora, Patrick, Wayne and Vincent"),
+    (", Patrick Bell, Wayne Atkins", "Players: Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins.",
+     "Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins"),
+    ("Lisandro", "Beverley, Lisandro and Eutimio and I went to Tratto.", "Beverley, Lisandro and Eutimio"),
+    # one name, or a name and a place: as it was
+    ("Maria", "Dinner with Maria, then home.", "Maria"),
+    ("Berta Fagiani", "Trip to Pontevedra with Berta Fagiani, Thailand.", "Berta Fagiani"),
+    ("Nicholas", "Coffee with Nicholas, Monday was long.", "Nicholas"),
+])
+def test_who_was_there_is_the_whole_list_of_names(answer, text, expected):
+    from engine.operators.extract import answered
+    assert answered(answer, text, "people") == expected
+
+
+def test_a_list_is_made_whole_only_for_keys_that_ask_who():
+    from engine.operators.extract import answered
+    text = "Ended up at Thai Orchid with Dorothy, Neil and Michael for dinner."
+    assert answered("Dorothy", text, "companion") == "Dorothy, Neil and Michael"
+    assert answered("Dorothy", text, "restaurant") == "Dorothy"

@@ -22,7 +22,7 @@ from dateutil import parser as dateparser
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.operators.categories import named_category
-from engine.operators.spans import whole_name
+from engine.operators.spans import whole_list, whole_name
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
@@ -192,17 +192,22 @@ def _same(a: Any, b: Any) -> bool:
     return str(a).strip().lower() == str(b).strip().lower()
 
 
-def answered(a: Any, text: str) -> Any:
+def answered(a: Any, text: str, key: str = "") -> Any:
     """The extractor's answer to a question about ``text``, or None where it is none:
     no letter or digit in it, or a span across the fields of the text it read (asked
     the "show" of "title: 1996-01-03 | text: I watched a tv series ...", the model
-    answered "1996-01-03 | text"). A name comes whole (:mod:`spans`), and a weekday,
-    currency or cuisine the text names wins over the model's guess (:mod:`categories`)."""
+    answered "1996-01-03 | text"). A name comes whole (:mod:`spans`), people as the
+    whole list they are named in (the key asks who: "people", "companion"), and a
+    weekday, currency or cuisine the text names wins over the model's guess
+    (:mod:`categories`)."""
     if isinstance(a, str):
         a = a.strip().strip("|").strip()  # "Worry |": the title, and the field's end
         if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a):
             return None
-        return named_category(whole_name(a, text), text)
+        name = whole_name(a, text)
+        if PEOPLE_KEYS.match(_norm(key)):
+            name = whole_list(name, text)
+        return named_category(name, text)
     return a
 
 
@@ -409,7 +414,7 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
     out: list[Any] = [None] * len(rows)
     written = [False] * len(rows)  # whether out[n] is written in the text it was read from
     for n, a, (text, _) in zip(owner, answers, queries):
-        a = answered(a, text)
+        a = answered(a, text, key)
         if a is None:
             continue
         here = isinstance(a, str) and a.lower() in text.lower()

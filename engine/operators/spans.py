@@ -126,7 +126,7 @@ def whole_name(answer: str | None, text: str) -> str | None:
     colon or full stop the model may have copied after it)."""
     if not isinstance(answer, str):
         return answer
-    answer = answer.strip().rstrip(",;:").rstrip()
+    answer = answer.strip().strip(",;:").strip()  # ", Patrick Bell": the comma before it too
     if answer.endswith(".") and not _DOTTED.search(answer):
         answer = answer[:-1].rstrip()
     for opening, closing in ("()", "[]"):
@@ -154,3 +154,61 @@ def whole_name(answer: str | None, text: str) -> str | None:
         out.pop()
     # a run longer than names are is a title written in capitals, not one name
     return " ".join(out if len(out) <= MAX_WORDS else words)
+
+
+# what stands between the names of a list: "Emily, Susanne and Flora", "Ana & Leo"
+_LIST_AFTER = re.compile(r",[ \t]*(?:and[ \t]+)?|[ \t]+(?:and|&)[ \t]+")
+_LIST_BEFORE = re.compile(r"(?:,[ \t]*(?:and[ \t]+)?|[ \t]+(?:and|&)[ \t]+)$")
+_NAME_WORD = r"[^\W\d_][\w'’.-]*"
+_NAME_AHEAD = re.compile(rf"{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}")
+_NAME_BEHIND = re.compile(rf"(?:{_NAME_WORD}[ \t]+){{0,2}}{_NAME_WORD}$")
+
+
+def _names_only(span: str) -> str:
+    """The leading words of ``span`` that are name words ("Vincent Humphreys" of
+    "Vincent Humphreys tonight"), without a full stop after the last."""
+    out = []
+    for w in span.split():
+        if not _name_word(w):
+            break
+        out.append(w)
+        if w.endswith("."):
+            break
+    name = " ".join(out)
+    return name[:-1] if name.endswith(".") and not _DOTTED.search(name) else name
+
+
+def whole_list(answer: str | None, text: str) -> str | None:
+    """``answer``, a name, made the whole list of names it stands in ("Emily" of
+    "Football with Emily, Susanne, Flora and Vincent tonight" -> "Emily, Susanne,
+    Flora and Vincent"), as the text writes it: asked who was there, the extractor
+    answered one name of six, or the list's tail. The answer as it was where it is
+    no name or the text does not hold it."""
+    if not isinstance(answer, str) or not answer or not _name_word(answer.split()[0]):
+        return answer
+    m = _find(answer.split(), text)
+    if m is None:
+        return answer
+    start, end = m.start(), m.end()
+    items = 1
+    while sep := _LIST_AFTER.match(text, end):
+        name = _NAME_AHEAD.match(text, sep.end())
+        whole = _names_only(name.group()) if name else ""
+        if not whole:
+            break
+        end = sep.end() + len(whole)
+        items += 1
+    while sep := _LIST_BEFORE.search(text[:start]):
+        name = _NAME_BEHIND.search(text[:sep.start()])
+        words = name.group().split() if name else []
+        while words and not _name_word(words[0]):
+            words.pop(0)
+        if not words:
+            break
+        start = sep.start() - len(" ".join(words))
+        items += 1
+    listed = text[start:end]
+    # two names and a comma are as often a name and a place ("with Berta Fagiani, Thailand")
+    if items == 1 or (items == 2 and not re.search(r"\s(?:and|&)\s", listed)):
+        return answer
+    return listed

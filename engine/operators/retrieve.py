@@ -53,6 +53,7 @@ from datetime import date, datetime, timedelta, timezone
 import orjson
 
 from engine.operators.context import OperatorContext, OperatorError
+from engine.operators.spans import PARTICLES
 from engine.plan import expr as X
 from engine.plan.expr import EvalError, call_lambda
 from engine.plan.nodes import Retrieve
@@ -209,7 +210,7 @@ def _names_the_kind(query: str, source: str, kind: str) -> bool:
     song" it called Spotify's plays partial, the reranker passed none of them, and
     "How many times did I play a song in May 2022?" had no answer."""
     said, words = _said(query), stems(kind.replace("_", " "))
-    nouns, verbs = (_said(" ".join(w)) for w in KIND_WORDS.get(kind, ((), ())))
+    nouns, verbs = _KIND_NOUNS.get(kind, set()), _said(" ".join(KIND_WORDS.get(kind, ((), ()))[1]))
     if not (words and words <= said) and not (said & nouns):
         return False
     return said <= words | nouns | verbs | stems(source.replace("_", " "))
@@ -224,12 +225,14 @@ def _said(text: str) -> set[str]:
     return stems(text) | {w for w in re.findall(r"\b[a-z]{2}\b", text.lower()) if w not in _SHORT_STOP}
 
 
+_KIND_NOUNS = {k: _said(" ".join(nouns)) for k, (nouns, _) in KIND_WORDS.items()}
+
+
 def _half_names_the_kind(query: str, kind: str) -> bool:
     """The query says a word a question calls ``kind`` by, and another such word
     that is not its: "podcast episode" of Netflix's episodes."""
-    said = _said(query)
-    nouns = {k: _said(" ".join(n)) for k, (n, _) in KIND_WORDS.items()}
-    return bool(said & nouns.get(kind, set())) and any(said & (n - nouns.get(kind, set())) for n in nouns.values())
+    said, own = _said(query), _KIND_NOUNS.get(kind, set())
+    return bool(said & own) and any(said & (n - own) for n in _KIND_NOUNS.values())
 
 
 def _of_the_kind_named(query: str, rows: list[Row], ctx: OperatorContext) -> list[Row]:
@@ -605,7 +608,7 @@ def says_a_name(e: "_Event", wanted: list[tuple[str, ...]]) -> bool:
 
 
 # words that join the capitalised words of one name: "Statue of Liberty", "Leonardo da Vinci"
-_NAME_JOINERS = frozenset("of de da del della di du van von la le".split())
+_NAME_JOINERS = PARTICLES | {"of"}
 _SENTENCE_START = re.compile(r"(^|[.!?:;#\n])\s*$")
 
 

@@ -262,10 +262,29 @@ class HindsightEngine:
             answer_value = labels
         else:
             answer_value = value
-            text = _sentence(planned.plan, value, len(result.evidence), result.note)
+            when = self._day_of_the_extreme(planned.plan, value, result.evidence, question)
+            text = _sentence(planned.plan, value, len(result.evidence), result.note, when)
+            if when is not None:
+                answer_value = [when, value]
         say(AskProgress("done", text))
         return Answer(question, True, _jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=result.evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
+
+    def _day_of_the_extreme(self, plan: PlanNode, value: Any, evidence: Sequence[str], question: str) -> date | None:
+        """The local day of the event a "what was my longest run" question is about:
+        the plan finds the distance (MIN/MAX), the question asks for the run, and the
+        run is the day it happened and its distance. None for other questions, or when
+        the events that hold the value are of several days."""
+        if plan.OP not in ("MIN", "MAX") or isinstance(value, (date, datetime)) or not evidence \
+                or len(evidence) > 3 or not _WHICH_EXTREME.search(question):
+            return None
+        days = set()
+        for event_id in evidence:
+            e = self.store.event(event_id)
+            if e is None or not isinstance(e.get("start"), datetime):
+                return None
+            days.add((e["start"] + timedelta(minutes=e.get("tz_offset_min") or 0)).date())
+        return days.pop() if len(days) == 1 else None
 
     def _cancelled(self, question: str, today: date, t0: float) -> Answer:
         return Answer(question, False, None, "Cancelled.", timings={"total_ms": (time.perf_counter() - t0) * 1000},
@@ -289,9 +308,14 @@ def _query_of(plan_text: str) -> str:
     return m.group(1) if m else plan_text
 
 
-def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str) -> str:
+# "what was my shortest run", "which was the most expensive order": an event, by its measure
+_WHICH_EXTREME = re.compile(r"^\W*(?:what|which)\s+(?:was|were|is)\s+(?:my|the)\s+(?:\w+est|most\s+\w+|least\s+\w+)\s",
+                            re.I)
+
+
+def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None) -> str:
     op = plan.OP
-    shown = format_value(value)
+    shown = format_value(value) + (f", on {format_value(when)}" if when is not None else "")
     src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
     if value is None:
         return f"There is no value: no matching events had it{('; ' + note) if note else ''}."

@@ -166,6 +166,18 @@ def test_values_extracted_only_to_choose_rows_are_no_answer_the_rows_are(engine_
     assert bounded.ok and bounded.answer == [7.5], bounded.answer_text
 
 
+def test_what_was_my_shortest_run_is_the_run_its_day_and_distance(engine_over):
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5), (9, 4.2))]
+    plan = ('MIN(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+            'attr_name="distance_km")')
+    eng, _ = engine_over(events, {"What was my shortest run?": [plan], "How short was my shortest run?": [plan]})
+    run = eng.ask("What was my shortest run?", today=date(2024, 4, 1))
+    assert run.ok and run.answer == ["2024-03-09", 4.2], run.answer_text
+    assert "4.20, on Saturday 9 March 2024" in run.answer_text
+    how = eng.ask("How short was my shortest run?", today=date(2024, 4, 1))  # asks the distance alone
+    assert how.ok and how.answer == 4.2, how.answer_text
+
+
 def test_an_empty_store_says_to_import_first_without_planning(engine_over):
     eng, llm = engine_over([], {})
     ans = eng.ask("How often did I do yoga in total?", today=date(2024, 4, 1))

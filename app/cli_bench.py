@@ -150,6 +150,25 @@ def models_cmd(obj: Ctx, results: str) -> None:
     _finish(obj, "models", figures, "\n".join(rows), results)
 
 
+@bench.command("extractor")
+@common
+@_RESULTS
+@click.pass_obj
+def extractor_cmd(obj: Ctx, results: str) -> None:
+    """Exact match of EXTRACT's answers per kind of value (names, places, products,
+    categories ...), raw from the model and as EXTRACT makes them, on the dev examples
+    (entities unseen in training) and the dev persona's events."""
+    from app.bench import extractor as extractor_bench
+    from models.registry import ModelMissing, ModelRegistry
+
+    try:
+        with ModelRegistry() as registry:
+            figures = extractor_bench.run(registry.extractor(), echo=_stderr_echo)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    _finish(obj, "extractor", figures, extractor_bench.table(figures), results)
+
+
 @bench.command("planner")
 @common
 @_LIMIT

@@ -63,7 +63,7 @@ from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_patter
                                        pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
-from engine.retrieval.words import KIND_WORDS, STOP, stems
+from engine.retrieval.words import KIND_WORDS, STOP, said_words, stems
 
 log = logging.getLogger(__name__)
 
@@ -209,29 +209,20 @@ def _names_the_kind(query: str, source: str, kind: str) -> bool:
     partial for "calendar event", and a count of them kept 139 of 437; for "played a
     song" it called Spotify's plays partial, the reranker passed none of them, and
     "How many times did I play a song in May 2022?" had no answer."""
-    said, words = _said(query), stems(kind.replace("_", " "))
-    nouns, verbs = _KIND_NOUNS.get(kind, set()), _said(" ".join(KIND_WORDS.get(kind, ((), ()))[1]))
+    said, words = said_words(query), stems(kind.replace("_", " "))
+    nouns, verbs = _KIND_NOUNS.get(kind, set()), said_words(" ".join(KIND_WORDS.get(kind, ((), ()))[1]))
     if not (words and words <= said) and not (said & nouns):
         return False
     return said <= words | nouns | verbs | stems(source.replace("_", " "))
 
 
-_SHORT_STOP = frozenset("a an as at be by do go in is it me my no of on or so to up we".split())
-
-
-def _said(text: str) -> set[str]:
-    """The stems of ``text`` (:func:`stems`) and its two-letter words but the
-    commonest: "TV episode" says "tv"."""
-    return stems(text) | {w for w in re.findall(r"\b[a-z]{2}\b", text.lower()) if w not in _SHORT_STOP}
-
-
-_KIND_NOUNS = {k: _said(" ".join(nouns)) for k, (nouns, _) in KIND_WORDS.items()}
+_KIND_NOUNS = {k: said_words(" ".join(nouns)) for k, (nouns, _) in KIND_WORDS.items()}
 
 
 def _half_names_the_kind(query: str, kind: str) -> bool:
     """The query says a word a question calls ``kind`` by, and another such word
     that is not its: "podcast episode" of Netflix's episodes."""
-    said, own = _said(query), _KIND_NOUNS.get(kind, set())
+    said, own = said_words(query), _KIND_NOUNS.get(kind, set())
     return bool(said & own) and any(said & (n - own) for n in _KIND_NOUNS.values())
 
 

@@ -30,6 +30,15 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOP}
 
 
+_SHORT_STOP = frozenset("a an as at be by do go in is it me my no of on or so to up we".split())
+
+
+def said_words(text: str) -> set[str]:
+    """The stems of ``text`` (:func:`stems`) and its two-letter words but the
+    commonest: "TV episode" says "tv", which a kind of event is called by."""
+    return stems(text) | {w for w in re.findall(r"\b[a-z]{2}\b", text.lower()) if w not in _SHORT_STOP}
+
+
 #: What a question calls each kind of event the importers write, besides the kind's
 #: own words, and what one does with it: "played a song" names Spotify's plays as
 #: surely as "music stream" does. (nouns, verbs), as words before stemming.

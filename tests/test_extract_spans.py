@@ -91,6 +91,10 @@ def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     (", Patrick Bell, Wayne Atkins", "Players: Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins.",
      "Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins"),
     ("Lisandro", "Beverley, Lisandro and Eutimio and I went to Tratto.", "Beverley, Lisandro and Eutimio"),
+    # two first names or two full names and a comma are people
+    ("Layla", "I spent 20 talking to Everly, Layla on various topics.", "Everly, Layla"),
+    ("Sarah", "I spent 24 talking to Sarah, Elizabeth on various topics.", "Sarah, Elizabeth"),
+    ("Ana Ruiz", "Lunch with Ana Ruiz, Tom Hale at noon.", "Ana Ruiz, Tom Hale"),
     # one name, or a name and a place: as it was
     ("Maria", "Dinner with Maria, then home.", "Maria"),
     ("Berta Fagiani", "Trip to Pontevedra with Berta Fagiani, Thailand.", "Berta Fagiani"),

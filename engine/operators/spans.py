@@ -208,7 +208,13 @@ def whole_list(answer: str | None, text: str) -> str | None:
         start = sep.start() - len(" ".join(words))
         items += 1
     listed = text[start:end]
-    # two names and a comma are as often a name and a place ("with Berta Fagiani, Thailand")
-    if items == 1 or (items == 2 and not re.search(r"\s(?:and|&)\s", listed)):
+    if items == 1:
         return answer
+    if items == 2 and not re.search(r"\s(?:and|&)\s", listed):
+        # two names and a comma are as often a name and a place ("with Berta Fagiani,
+        # Thailand"); two first names ("talking to Sarah, Elizabeth") or two full names
+        # are people
+        first, second = (len(part.split()) for part in listed.split(",", 1))
+        if first != second:
+            return answer
     return listed

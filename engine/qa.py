@@ -235,40 +235,48 @@ class HindsightEngine:
                           plan_text=planned.plan_text, plan=tree, timings=timings,
                           llm_calls=planned.llm_calls, today=today)
         value = result.value
+        evidence = result.evidence
+        order = "largest first"
+        rows = result.rows
+        if rows and (recent := _latest_asked(question)) is not None \
+                and (latest := _latest(rows, *recent)) is not None:
+            rows = latest
+            evidence = tuple(sorted(frozenset().union(*(r.ids for r in latest))))
+            order = "latest first" if recent[1] else "earliest first"
         answer_value: Any
-        if result.rows is not None and result.rows and all(_is_group(r) for r in result.rows):
-            keys = [_group_key(r) for r in result.rows[:50]]
-            names = [k for k in result.rows[0].values if k not in ("group", "count")]
+        if rows is not None and rows and all(_is_group(r) for r in rows):
+            keys = [_group_key(r) for r in rows[:50]]
+            names = [k for k in rows[0].values if k not in ("group", "count")]
             name = names[0] if len(names) == 1 else ""
-            shown = [f"{format_key(k, name)} ({r.values['count']:,})" for k, r in zip(keys, result.rows)]
-            text = (f"{len(result.rows):,} " + ("group" if len(result.rows) == 1 else "groups, largest first")
+            shown = [f"{format_key(k, name)} ({r.values['count']:,})" for k, r in zip(keys, rows)]
+            text = (f"{len(rows):,} " + ("group" if len(rows) == 1 else f"groups, {order}")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
-        elif result.rows is not None and is_yes_no(question):
-            labels = [_row_label(r) for r in result.rows[:5]]
-            answer_value = "yes" if result.rows else "no"
-            text = (f"Yes: {len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")
-                    + ": " + "; ".join(labels) + (" …" if len(result.rows) > 5 else "")
-                    if result.rows else "No: nothing in your data matched.")
-        elif result.rows is not None and (values := _extracted(planned.plan, result.rows)):
+        elif rows is not None and is_yes_no(question):
+            labels = [_row_label(r) for r in rows[:5]]
+            answer_value = "yes" if rows else "no"
+            text = (f"Yes: {len(rows):,} matching " + ("entry" if len(rows) == 1 else "entries")
+                    + ": " + "; ".join(labels) + (" …" if len(rows) > 5 else "")
+                    if rows else "No: nothing in your data matched.")
+        elif rows is not None and (values := _extracted(planned.plan, rows)):
             shown = [format_value(v) for v in values[:50]]
             text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = values
-        elif result.rows is not None:
-            labels = [_row_label(r) for r in result.rows[:50]]
-            text = (f"{len(result.rows):,} matching " + ("entry" if len(result.rows) == 1 else "entries")
+        elif rows is not None:
+            labels = [_row_label(r) for r in rows[:50]]
+            text = (f"{len(rows):,} matching " + ("entry" if len(rows) == 1 else "entries")
                     + (": " + "; ".join(labels[:5]) + (" …" if len(labels) > 5 else "") if labels else "."))
             answer_value = labels
         else:
             answer_value = value
-            when = self._day_of_the_extreme(planned.plan, value, result.evidence, question)
-            text = _sentence(planned.plan, value, len(result.evidence), result.note, when)
+            when = self._day_of_the_extreme(planned.plan, value, evidence, question)
+            text = _sentence(planned.plan, value, len(evidence), result.note, when)
             if when is not None:
                 answer_value = [when, value]
         say(AskProgress("done", text))
         return Answer(question, True, _jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
-                      evidence=result.evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
+                      evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
     def _day_of_the_extreme(self, plan: PlanNode, value: Any, evidence: Sequence[str], question: str) -> date | None:
         """The local day of the event a "what was my longest run" question is about:
@@ -311,6 +319,44 @@ def _query_of(plan_text: str) -> str:
 # "what was my shortest run", "which was the most expensive order": an event, by its measure
 _WHICH_EXTREME = re.compile(r"^\W*(?:what|which)\s+(?:was|were|is)\s+(?:my|the)\s+(?:\w+est|most\s+\w+|least\s+\w+)\s",
                             re.I)
+
+
+_COUNT_WORDS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
+_COUNT = r"\d{1,3}|" + "|".join(_COUNT_WORDS)
+_LATEST = r"last|latest|most\s+recent|newest|final"
+_EARLIEST = r"first|earliest|oldest"
+# "the last 3 restaurants I went to", "my five most recent orders", "the first two songs
+# I played"; not "the last 3 months" (a time span, for the plan's FILTER)
+_LATEST_ASKED = re.compile(
+    rf"\b(?:(?P<w1>{_LATEST}|{_EARLIEST})\s+(?P<n1>{_COUNT})|(?P<n2>{_COUNT})\s+(?P<w2>{_LATEST}|{_EARLIEST}))\b"
+    r"(?!\s+(?:\w+\s+)?(?:seconds?|minutes?|hours?|days?|nights?|weeks?|weekends?|months?|years?|quarters?|"
+    r"mornings?|evenings?|times)\b)", re.I)
+
+
+def _latest_asked(question: str) -> tuple[int, bool] | None:
+    """How many of the latest (True) or earliest (False) rows a question asks for:
+    the plan language has no ordering, so the answer's rows are cut to them here."""
+    m = _LATEST_ASKED.search(question)
+    if m is None:
+        return None
+    count, word = (m.group("n1"), m.group("w1")) if m.group("n1") else (m.group("n2"), m.group("w2"))
+    n = int(count) if count.isdigit() else _COUNT_WORDS[count.lower()]
+    return (n, re.fullmatch(_EARLIEST, word, re.I) is None) if n > 0 else None
+
+
+def _latest(rows: Sequence[Row], n: int, latest: bool) -> list[Row] | None:
+    """The ``n`` rows that happened last (``latest``) or first, in that order; a group
+    happened when its latest (earliest) event did. None when a row has no time."""
+    times = []
+    for row in rows:
+        members = row.values.get("group") if _is_group(row) else None
+        starts = [s for r in (members if isinstance(members, list) else [row])
+                  if isinstance(s := r.get("start"), datetime)]
+        if not starts:
+            return None
+        times.append(max(starts) if latest else min(starts))
+    ranked = sorted(range(len(rows)), key=lambda i: times[i], reverse=latest)
+    return [rows[i] for i in ranked[:n]]
 
 
 def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None) -> str:

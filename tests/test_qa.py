@@ -178,6 +178,41 @@ def test_what_was_my_shortest_run_is_the_run_its_day_and_distance(engine_over):
     assert how.ok and how.answer == 4.2, how.answer_text
 
 
+def test_the_last_n_things_are_the_latest_rows_or_groups_latest_first(engine_over):
+    events = [_workout(d, a, km) for d, a, km in ((1, "swimming", 1.0), (2, "running", 5.0), (9, "cycling", 20.0),
+                                                    (12, "running", 6.0), (20, "rowing", 3.0))]
+    grouped = ('GROUP_BY(l=EXTRACT(l=RETRIEVE(query="workout"), attr_names=["activity"], attr_types=[str]), '
+               'attr_names=["activity"])')
+    rows = 'RETRIEVE(query="workout")'
+    eng, _ = engine_over(events, {"What were the last 3 sports I did?": [grouped],
+                                  "my two earliest workouts": [rows],
+                                  "What sports did I do in the last 3 weeks?": [grouped]})
+    last = eng.ask("What were the last 3 sports I did?", today=date(2024, 4, 1))
+    assert last.ok and last.answer == ["rowing", "running", "cycling"], last.answer_text  # by their latest day
+    assert last.answer_text.startswith("3 groups, latest first: rowing (1); running (2); cycling (1)")
+    assert len(last.evidence) == 4  # the rows shown, not the swim
+    first = eng.ask("my two earliest workouts", today=date(2024, 4, 1))
+    assert first.ok and first.answer_text.startswith("2 matching entries: 2024-03-01"), first.answer_text
+    # "the last 3 weeks" is a time span: all the groups, largest first
+    span = eng.ask("What sports did I do in the last 3 weeks?", today=date(2024, 4, 1))
+    assert span.ok and len(span.answer) == 4 and "largest first" in span.answer_text
+
+
+@pytest.mark.parametrize("question, asked", [
+    ("what were the last 3 things i bought on amazon", (3, True)),
+    ("last three restaurants i ate at", (3, True)),
+    ("my 5 most recent orders", (5, True)),
+    ("the first two songs I played in 2023", (2, False)),
+    ("How many songs did I play in the last 3 months?", None),
+    ("What did I buy in the first two weeks of May?", None),
+    ("How many times did I run in the last 2 years", None),
+    ("What did I eat last week?", None),
+])
+def test_which_questions_ask_for_the_latest_or_earliest_rows(question, asked):
+    from engine.qa import _latest_asked
+    assert _latest_asked(question) == asked
+
+
 def test_an_empty_store_says_to_import_first_without_planning(engine_over):
     eng, llm = engine_over([], {})
     ans = eng.ask("How often did I do yoga in total?", today=date(2024, 4, 1))

@@ -1324,6 +1324,20 @@ def test_a_relevant_group_whose_values_tell_its_events_apart_is_judged_as_partia
     assert len(every.rows) == 15
 
 
+def test_the_values_of_a_key_the_query_does_not_name_beside_one_it_does_are_not_asked_for(store):
+    """The classifier called "activity: running" relevant for "swimming"; doubted to
+    partial, its runs went to the reranker, which let a 7.7 km run into the swims."""
+    add(store, workouts_life())
+    patterns = FakePatterns({"sport:": "relevant", "workout": "partial"}, default="irrelevant")
+    models = Models(patterns=patterns, reranker=FakeReranker("workout"), embedder=SportsEmbedder())
+    yoga = execute('RETRIEVE(query="yoga")', store, models, today=TODAY)
+    assert sorted(r.raw.get("sport") for r in yoga.rows) == ["yoga"] * 4
+    assert any("sport: running" in n and "names another value" in n for n in yoga.nodes[0].notes)
+    # a query that names no sport leaves them to the classifier and the reranker
+    every = execute('RETRIEVE(query="workout")', store, models, today=TODAY)
+    assert len([r for r in every.rows if r.get("source") == "strava"]) == 15
+
+
 def test_a_relevant_group_is_not_split_by_values_the_embedder_cannot_tell_apart(store):
     add(store, workouts_life())
     # "commute" has one value only; "sport" values are all as far from "fitness"

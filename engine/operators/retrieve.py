@@ -412,6 +412,7 @@ def _doubt_far_patterns(ctx: OperatorContext, query: str, patterns: list[Pattern
 
 
 SIBLING_DOUBTED = "relevant, but a sibling is much nearer the query: partial"
+SIBLING_NAMED = "irrelevant: the query names another value of its key"
 
 
 def _pattern_similarities(ctx: OperatorContext, query: str, texts: list[str]) -> list[float]:
@@ -471,12 +472,28 @@ def _doubt_weaker_siblings(ctx: OperatorContext, query: str, patterns: list[Patt
     "podcast episode" (0.18, 0.47): the yoga count took in every workout."""
     families, sims = _sibling_families(ctx, query, patterns, labels, fixed)
     out = list(labels)
+    said = stems(query)
     for ix in families:
         best = max(sims[i] for i in ix)
+        named = {i for i in ix if _value_said(patterns[i], fixed[i], said)}
         for i in ix:
-            if labels[i] == "relevant" and sims[i] < best - ctx.retrieve.sibling_margin:
+            if sims[i] >= best - ctx.retrieve.sibling_margin:
+                continue
+            if named and i not in named:
+                # the query says one value of the key and not this one: "swimming" is
+                # not asked of the runs, however the classifier labels them ("activity:
+                # running" relevant for "swimming", and a 7.7 km run was summed in)
+                out[i] = SIBLING_NAMED
+            elif labels[i] == "relevant":
                 out[i] = SIBLING_DOUBTED
     return out
+
+
+def _value_said(p: Pattern, fixed: Pattern, said: set[str]) -> bool:
+    """Whether the query says every word of the value in which ``p`` differs from ``fixed``."""
+    extra = [v for k, v in p if (k, v) not in fixed]
+    words = stems(str(extra[0]).replace("_", " ")) if len(extra) == 1 else set()
+    return bool(words) and words <= said
 
 
 def _value_labels(ctx: OperatorContext, query: str, group: Pattern,
@@ -739,7 +756,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         decided.append(f"{describe_pattern(p)} [{label}, {n}]")
         if label in ("relevant", KIND_NAMED):
             kept_ids.update(dict.fromkeys(_ids_where(ctx, p)))
-        elif label not in ("irrelevant", OTHER_KIND_NAMED):
+        elif label not in ("irrelevant", OTHER_KIND_NAMED, SIBLING_NAMED):
             partial_groups.append((source, kind))
     # "irrelevant" drops a whole kind unseen: let the reranker check the kind's best
     # search hits first ("songs by <a name the classifier never saw>" is about plays)
@@ -817,7 +834,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         relevant = [p for (p, _), lab in zip(value_pats, labels) if lab == "relevant"]
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in revived else [
-            p for (p, _), lab in zip(value_pats, labels) if lab == "irrelevant"]
+            p for (p, _), lab in zip(value_pats, labels) if lab in ("irrelevant", SIBLING_NAMED)]
         irrelevant_of[(source, kind)] = irrelevant
         decided.extend(f"{describe_pattern(p)} [{lab}, {c}/{len(sample)}]"
                        for (p, c), lab in zip(value_pats, labels) if lab != "partial")

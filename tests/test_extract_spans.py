@@ -78,6 +78,13 @@ def test_named_category(answer, text, expected):
     assert named_category(answer, text) == expected
 
 
+def test_the_name_of_a_field_is_no_value():
+    from engine.operators.extract import answered
+    text = "source: journal | kind: note | title: 2005-01-14 | text: I did hiking on 2005/01/14."
+    assert answered("text", text, "place") is None and answered("Title", text, "place") is None
+    assert answered("hiking", text, "activity") == "hiking"
+
+
 def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     from engine.operators.extract import answered
     text = "source: spotify | kind: music_stream | title: The Stone Joness – Worry | text: Listened to Worry"

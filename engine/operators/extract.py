@@ -196,13 +196,15 @@ def answered(a: Any, text: str, key: str = "") -> Any:
     """The extractor's answer to a question about ``text``, or None where it is none:
     no letter or digit in it, or a span across the fields of the text it read (asked
     the "show" of "title: 1996-01-03 | text: I watched a tv series ...", the model
-    answered "1996-01-03 | text"). A name comes whole (:mod:`spans`), people as the
-    whole list they are named in (the key asks who: "people", "companion"), and a
-    weekday, currency or cuisine the text names wins over the model's guess
-    (:mod:`categories`)."""
+    answered "1996-01-03 | text"), or the name of a field (the "place" of "... | text:
+    I did hiking on 2005/01/14." was "text"). A name comes whole (:mod:`spans`),
+    people as the whole list they are named in (the key asks who: "people",
+    "companion"), and a weekday, currency or cuisine the text names wins over the
+    model's guess (:mod:`categories`)."""
     if isinstance(a, str):
         a = a.strip().strip("|").strip()  # "Worry |": the title, and the field's end
-        if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a):
+        if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a) \
+                or a.lower() in {m.group(1).strip().lower() for m in _FIELD_NAME.finditer(text)}:
             return None
         name = whole_name(a, text)
         if PEOPLE_KEYS.match(_norm(key)):
@@ -387,6 +389,7 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
 
 _WORDLESS = re.compile(r"^[\W_]*$")
 _ACROSS_FIELDS = re.compile(r"(^|\s)\|(\s|$)")  # the " | " that joins the verbalised fields
+_FIELD_NAME = re.compile(r"(?:^|\|\s)([^|:]{1,40}):\s")  # "text" of "... | text: I did hiking"
 
 
 def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:

@@ -243,7 +243,8 @@ def _extractor(cache: Path, profile: Profile, progress: Progress, force: bool) -
     mini = mpaths.minilm_dir()
     inputs = {"role": "extractor", "base": file_sha256(mini / "model.safetensors"),
               "data": extract_data.GENERATOR_VERSION, "entities": _entities_version(),
-              "corpus": retrieval_data.corpus_version(), "linking": retrieval_data.LINKING, "trainer": seq2seq.TRAINER_VERSION,
+              "corpus": retrieval_data.corpus_version(), "linking": retrieval_data.LINKING,
+              "trainer": seq2seq.TRAINER_VERSION,
               "params": asdict(params), "profile": profile, "v": BUILD_VERSION}
     key = manifest.key_for(inputs)
     done = None if force else manifest.stored(cache, "extractor", key)

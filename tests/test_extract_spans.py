@@ -78,6 +78,18 @@ def test_named_category(answer, text, expected):
     assert named_category(answer, text) == expected
 
 
+@pytest.mark.parametrize("answer, text, attr, expected", [
+    # asked for a cuisine, weekday or currency, an answer outside the vocabulary is the one the text names
+    ("football", "Football at Lorch Park. | Dinner at Ristorante Warmer (Italian) with Dominic.", "cuisine", "italian"),
+    ("Tomorrow", "Call with Jean on Thu.", "weekday", "thursday"),
+    ("street food", "I ate street food at Mozao.", "cuisine", "street food"),  # none named: as it was
+    ("football", "Football, then Italian and Greek food.", "cuisine", "football"),  # two named: no telling
+    ("Lorch Park", "Football at Lorch Park, Italian dinner after.", "place", "Lorch Park"),  # not a category key
+])
+def test_a_category_key_takes_the_one_member_the_text_names(answer, text, attr, expected):
+    assert named_category(answer, text, attr) == expected
+
+
 def test_the_name_of_a_field_is_no_value():
     from engine.operators.extract import answered
     text = "source: journal | kind: note | title: 2005-01-14 | text: I did hiking on 2005/01/14."
@@ -117,3 +129,18 @@ def test_a_list_is_made_whole_only_for_keys_that_ask_who():
     text = "Ended up at Thai Orchid with Dorothy, Neil and Michael for dinner."
     assert answered("Dorothy", text, "companion") == "Dorothy, Neil and Michael"
     assert answered("Dorothy", text, "restaurant") == "Dorothy"
+
+
+def test_of_a_joined_rows_answers_one_of_the_vocabulary_the_key_asks_for_wins():
+    from engine.operators.extract import _ask
+    from engine.operators.retrieve import MERGED_TEXTS
+    from engine.plan.rows import Row
+
+    class PerText:
+        def extract(self, items):
+            return ["football" if "Football" in text else "italian" for text, _ in items]
+
+    text = MERGED_TEXTS.join(["Football at Lorch Park.", "Dinner at Ristorante Warmer (Italian) with Dominic."])
+    row = Row({"source": "calendar", "kind": "calendar_event", "title": "Football", "text": text}, ["a", "b"])
+    assert _ask(PerText(), "cuisine", [row]) == ["italian"]
+    assert _ask(PerText(), "what", [row]) == ["football"]  # no vocabulary: the first answer written in its text

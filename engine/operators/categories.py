@@ -46,9 +46,29 @@ _VOCABULARIES: list[dict[str, re.Pattern]] = [
 ]
 
 
-def named_category(answer: str | None, text: str) -> str | None:
+# the vocabulary an attribute's name asks for ("cuisine", "meal_cuisine", "weekday")
+_KEY_VOCABULARY = [(re.compile(r"week_?day|day_of_(?:the_)?week"), 0), (re.compile(r"currenc"), 1),
+                   (re.compile(r"cuisine"), 2)]
+
+
+def _vocabulary_of(attr: str) -> dict[str, re.Pattern] | None:
+    attr = attr.lower()
+    return next((_VOCABULARIES[n] for pattern, n in _KEY_VOCABULARY if pattern.search(attr)), None)
+
+
+def of_its_vocabulary(answer, attr: str) -> bool:
+    """Whether ``answer`` is a member of the vocabulary ``attr`` asks for ("italian"
+    for "cuisine"); False where it asks for none."""
+    vocab = _vocabulary_of(attr)
+    return vocab is not None and isinstance(answer, str) and answer.strip().lower() in vocab
+
+
+def named_category(answer: str | None, text: str, attr: str = "") -> str | None:
     """``answer``, or the one member of its vocabulary that ``text`` names where the
-    text does not name ``answer`` itself (see the module docstring)."""
+    text does not name ``answer`` itself (see the module docstring). Asked for a
+    member of a vocabulary by ``attr`` ("cuisine"), an answer outside it is the one
+    member the text names: the cuisine of a football match and the Italian dinner
+    after it was "football"."""
     if not isinstance(answer, str):
         return answer
     key = answer.strip().lower()
@@ -58,5 +78,9 @@ def named_category(answer: str | None, text: str) -> str | None:
         if vocab[key].search(text):
             return answer
         named = [k for k, pattern in vocab.items() if pattern.search(text)]
+        return named[0] if len(named) == 1 else answer
+    vocab = _vocabulary_of(attr)
+    if vocab is not None:
+        named = [k for k, p in vocab.items() if p.search(text)]
         return named[0] if len(named) == 1 else answer
     return answer

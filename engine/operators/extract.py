@@ -21,7 +21,7 @@ from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
-from engine.operators.categories import named_category
+from engine.operators.categories import named_category, of_its_vocabulary
 from engine.operators.spans import whole_list, whole_name
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
@@ -209,7 +209,7 @@ def answered(a: Any, text: str, key: str = "") -> Any:
         name = whole_name(a, text)
         if PEOPLE_KEYS.match(_norm(key)):
             name = whole_list(name, text)
-        return named_category(name, text)
+        return named_category(name, text, _norm(key))
     return a
 
 
@@ -398,8 +398,9 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
     match and the dinner after it) is asked once per event's text, and the first
     answer written in the text it was read from counts, else the first with a word
     in it: asked about the joined text, the model answered "|", and asked the
-    cuisine of the football match, "italian". An answer without a letter or digit
-    is no answer."""
+    cuisine of the football match, "italian". Where the key asks for a vocabulary
+    (a cuisine), an answer of it wins over one that is not ("football"). An answer
+    without a letter or digit is no answer."""
     queries: list[tuple[str, str]] = []
     owner: list[int] = []
     for n, r in enumerate(rows):
@@ -421,6 +422,8 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
         if a is None:
             continue
         here = isinstance(a, str) and a.lower() in text.lower()
-        if out[n] is None or (here and not written[n]):
+        # ... and of those, one of the vocabulary the key asks for: the football
+        # match's "football" is no cuisine, the dinner's "italian" is
+        if out[n] is None or (here, of_its_vocabulary(a, key)) > (written[n], of_its_vocabulary(out[n], key)):
             out[n], written[n] = a, here
     return out

@@ -846,6 +846,22 @@ def test_merge_needs_a_substantial_overlap():
     assert len(merge_overlapping(a + c, 0.5)) == 2   # same source: never merged
 
 
+def test_a_purchase_and_the_mail_that_confirms_its_order_are_one_order():
+    from engine.operators.retrieve import merge_overlapping
+    t = datetime(2023, 1, 25, 18, 20, tzinfo=BERLIN)
+    rows = rows_of([
+        ev("amazon", "purchase", t, 0, "Desk lamp", "Bought Wilson desk lamp for 61.99 EUR (order 598-0263096-3457224)."),
+        ev("mail", "mail", t + timedelta(minutes=3), 0, "Order confirmation",
+           "Hi Alex, we received your order 598-0263096-3457224: 1 x Wilson desk lamp."),
+        ev("mail", "mail", t + timedelta(days=2), 0, "Your order", "Your order 111-2222222-3333333 has shipped."),
+        ev("mail", "mail", t + timedelta(days=3), 0, "Shipped", "Order 598-0263096-3457224 has shipped."),
+    ])
+    merged = merge_overlapping(rows, 0.5)
+    # the purchase and both its mails are one row; the other order's mail is its own
+    assert sorted(len(r.ids) for r in merged) == [1, 3]
+    assert merged[0].get("source") == "amazon" and merged[0].get("start") == t
+
+
 def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time():
     from engine.operators.retrieve import merge_overlapping
     game = ev("calendar", "meeting", datetime(2024, 6, 1, 19, tzinfo=BERLIN), 90, "Football")

@@ -289,6 +289,7 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
                 parent[find(i)] = find(j)
         active.append(i)
     _merge_days_into_their_happening(rows, find, parent)
+    _merge_orders(rows, find, parent)
     groups: dict[int, list[int]] = {}
     for i in order:
         groups.setdefault(find(i), []).append(i)
@@ -309,6 +310,22 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
         out.append(Row(values, frozenset().union(*(rows[m].ids for m in members)), raw))
     out.sort(key=lambda r: (r.get("start"), min(r.ids)))
     return out
+
+
+# "order 598-0263096-3457224", "order #UN00837737": a shop's number for one order
+_ORDER_ID = re.compile(r"\border\s+(?:no\.?\s*|number\s+|#\s*)?([A-Z0-9]*\d[A-Z0-9-]{5,})", re.IGNORECASE)
+
+
+def _merge_orders(rows: list[Row], find, parent: list[int]) -> None:
+    """Rows of different sources that give the same order number are one order: the
+    Amazon purchase and its confirmation mail, minutes or days apart (the demo's
+    Amazon spending counted several orders twice)."""
+    first: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        for order in {m.group(1).upper() for m in _ORDER_ID.finditer(f"{r.get('title') or ''} {r.get('text') or ''}")}:
+            j = first.setdefault(order, i)
+            if j != i and rows[j].get("source") != r.get("source"):
+                parent[find(i)] = find(j)
 
 
 def _merge_days_into_their_happening(rows: list[Row], find, parent: list[int]) -> None:

@@ -124,6 +124,13 @@ def test_who_was_there_is_the_whole_list_of_names(answer, text, expected):
     assert answered(answer, text, "people") == expected
 
 
+def test_who_was_there_is_a_name_or_no_one():
+    from engine.operators.extract import answered
+    text = "Run workout on Strava: 7.86 km in 35 min, average heart rate 138 bpm."
+    assert answered("heart", text, "people") is None and answered("a 9.7", text, "companion") is None
+    assert answered("heart", text, "organ") == "heart"  # other keys as they were
+
+
 def test_a_list_is_made_whole_only_for_keys_that_ask_who():
     from engine.operators.extract import answered
     text = "Ended up at Thai Orchid with Dorothy, Neil and Michael for dinner."

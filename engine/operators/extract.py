@@ -208,6 +208,8 @@ def answered(a: Any, text: str, key: str = "") -> Any:
             return None
         name = whole_name(a, text)
         if PEOPLE_KEYS.match(_norm(key)):
+            if not any(w[:1].isupper() for w in name.split()):
+                return None  # who was there is a name: the "people" of a run were "heart", "a 9.7"
             name = whole_list(name, text)
         return named_category(name, text, _norm(key))
     return a

@@ -942,6 +942,21 @@ def test_a_kind_the_query_names_only_half_is_not_retrieved_beside_the_one_it_nam
     assert "music_stream" in kinds("played a song")  # named: kept whole, though the classifier says no
 
 
+def test_a_query_that_names_a_source_and_its_kind_keeps_no_other_source(store):
+    t = datetime(2023, 3, 1, 20, tzinfo=BERLIN)
+    add(store, [ev("chatgpt", "chat_conversation", t, 30, "PHP to Python Conversion"),
+                ev("calendar", "calendar_event", t + timedelta(days=1), 120, "Just chatting")])
+    models = Models(patterns=FakePatterns({"chat_conversation": "relevant"}, default="partial"),
+                    reranker=FakeReranker("chat"))
+    settings = RetrieveSettings(verify_irrelevant=0)
+
+    def sources(query):
+        rows = execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY, retrieve_settings=settings).rows
+        return sorted(r.get("source") for r in rows)
+    assert sources("ChatGPT conversation") == ["chatgpt"]
+    assert sources("conversation") == ["calendar", "chatgpt"]  # no source named: the reranker decides
+
+
 def test_index_is_incremental(store):
     events = retrieval_life()
     add(store, events[:4])

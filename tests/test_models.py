@@ -328,6 +328,9 @@ def test_persona_examples_ask_what_importer_written_events_state():
             assert e.text[e.span[0]:e.span[1]] == e.value
         if e.attribute == "cuisine":  # asked only where the text names it, answered lower-case
             assert e.span is None and e.value == e.value.lower() and e.value in e.text.lower()
+    # a run alone is asked who came along, and the answer is no one (not its title)
+    alone = [e for e in exs if e.value == "" and e.attribute == "person"]
+    assert alone and all(e.text.split(" | ")[1] in ("kind: workout", "kind: note") for e in alone)
     mixed = list(itertools.islice(extract_data.mixed(3, "train", 0.3), 400))
     share = sum(e.template == "persona" for e in mixed) / len(mixed)
     assert 0.15 < share < 0.45

@@ -21,7 +21,7 @@ from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
-from engine.plan.nodes import PlanNode
+from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
 
@@ -96,6 +96,23 @@ def format_key(value: Any, name: str = "") -> str:
             return calendar.month_name[value]
         return str(value)
     return format_value(value)
+
+
+def format_keys(values: Sequence[Any], names: Sequence[str]) -> str:
+    """The keys of a group of several: "August 2006" for a year and a month, else
+    each key as :func:`format_key` writes it, joined by commas."""
+    named = dict(zip((n.lower() for n in names), values))
+    if set(named) == {"year", "month"} and isinstance(named["month"], int) and 1 <= named["month"] <= 12:
+        return f"{calendar.month_name[named['month']]} {format_key(named['year'], 'year')}"
+    return ", ".join(format_key(v, n) for v, n in zip(values, names))
+
+
+def _group_names(plan: PlanNode) -> tuple[str, ...]:
+    """The attribute names of the GROUP_BY an argmax reads (through FILTER and MAP)."""
+    node = getattr(plan, "l", None)
+    while node is not None and not isinstance(node, GroupBy):
+        node = getattr(node, "l", None)
+    return tuple(node.attr_names) if node is not None else ()
 
 
 def format_value(value: Any) -> str:
@@ -247,8 +264,8 @@ class HindsightEngine:
         if rows is not None and rows and all(_is_group(r) for r in rows):
             keys = [_group_key(r) for r in rows[:50]]
             names = [k for k in rows[0].values if k not in ("group", "count")]
-            name = names[0] if len(names) == 1 else ""
-            shown = [f"{format_key(k, name)} ({r.values['count']:,})" for k, r in zip(keys, rows)]
+            shown = [f"{format_key(k, names[0]) if len(names) == 1 else format_keys(k, names)} "
+                     f"({r.values['count']:,})" for k, r in zip(keys, rows)]
             text = (f"{len(rows):,} " + ("group" if len(rows) == 1 else f"groups, {order}")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
@@ -373,6 +390,9 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
             word = "The earliest is" if op == "MIN" else "The latest is"
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
+        names = _group_names(plan)
+        if isinstance(value, list) and len(value) == len(names) > 1:
+            return f"{format_keys(value, names)}{src}."
         return f"{format_key(value, plan.arg_attr_name)}{src}."
     return f"{shown}{src}."
 

@@ -339,6 +339,19 @@ def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():
     assert empty.value is None and empty.ids == frozenset()
 
 
+def test_argmax_over_groups_of_two_keys_names_both():
+    # "which month of which year": the month alone would not say which August
+    data = rows({"year": 2006, "month": 8}, {"year": 2006, "month": 8}, {"year": 2007, "month": 8},
+                {"year": 2007, "month": 3})
+    groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["year", "month"])'), data, ctx())
+    top = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="month", val_attr_name="count")'),
+                      groups, ctx())
+    assert top.value == [2006, 8] and top.ids == {"e0", "e1"}
+    one_key = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["month"])'), data, ctx())
+    assert arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="month", val_attr_name="count")'),
+                       one_key, ctx()).value == 8
+
+
 @pytest.mark.parametrize("op,data,value,ids", [
     ("SUM", [], 0, set()),
     ("AVG", [], None, set()),

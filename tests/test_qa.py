@@ -233,3 +233,10 @@ def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
         == "In total: 2,023 (from 57 source events)."
     assert format_key(7) == "7" and format_key("Muse") == "Muse" and format_key(True) == "yes"
     assert format_key(5, "month") == "May" and format_key(13, "month") == "13"
+    two = parse_plan('ARGMAX(l=GROUP_BY(l=MAP(l=MAP(l=RETRIEVE(query="swim"), fct=lambda e: year(e.start), '
+                     'res_name="year"), fct=lambda e: month(e.start), res_name="month"), attr_names=["year", "month"]), '
+                     'arg_attr_name="month", val_attr_name="count")')
+    assert _sentence(two, [2006, 8], 4, "") == "August 2006 (from 4 source events)."
+    from engine.qa import format_keys
+    assert format_keys([7, 2023], ["month", "year"]) == "July 2023"  # a group listing's key, not "7, 2,023"
+    assert format_keys(["Muse", 2023], ["artist", "year"]) == "Muse, 2023"

@@ -7,6 +7,7 @@ message naming the event, never a substituted value.
 """
 from __future__ import annotations
 
+import itertools
 import re
 from datetime import timedelta
 from typing import Any
@@ -152,8 +153,20 @@ def arg_extreme(node: N.ArgMin | N.ArgMax, rows: list[Row], ctx: OperatorContext
     note = ""
     if len(best) > 1:
         note = (f"tie at {best_val!r} between " +
-                ", ".join(repr(r.get(node.arg_attr_name)) for r in best[:5]) + "; the first is shown")
-    return Scalar(winner.get(node.arg_attr_name), winner.ids, note)
+                ", ".join(repr(_winner(r, node.arg_attr_name)) for r in best[:5]) + "; the first is shown")
+    return Scalar(_winner(winner, node.arg_attr_name), winner.ids, note)
+
+
+def _winner(row: Row, attr: str) -> Any:
+    """What an argmax names: ``attr`` of ``row``, or, where ``attr`` is one of the
+    keys of a group of several (GROUP_BY year and month), all of that group's keys
+    in order: "which month of which year" is answered [2006, 8], not 8."""
+    values = row.values
+    if "group" in values:
+        keys = list(itertools.takewhile(lambda k: k != "group", values))
+        if len(keys) > 1 and attr in keys:
+            return [values[k] for k in keys]
+    return row.get(attr)
 
 
 def aggregate(node: N.Sum | N.Avg | N.Min | N.Max, rows: list[Row], ctx: OperatorContext) -> Scalar:

@@ -60,6 +60,7 @@ class Result:
     nodes: list[NodeStats]
     note: str = ""
     ms: float = 0.0
+    ties: tuple = ()            # an argmax's other winners (see Scalar)
 
 
 ProgressCallback = Callable[[NodeStats], None]
@@ -84,7 +85,7 @@ def execute(plan: str | PlanNode, store, models: Models | None = None, *, today:
     ms = (time.perf_counter() - t0) * 1000
     ordered = list(stats.values())
     if isinstance(out, Scalar):
-        return Result(out.value, tuple(sorted(out.ids)), None, ordered, out.note, ms)
+        return Result(out.value, tuple(sorted(out.ids)), None, ordered, out.note, ms, out.ties)
     ids = frozenset().union(*(r.ids for r in out)) if out else frozenset()
     return Result(out, tuple(sorted(ids)), out, ordered, "", ms)
 

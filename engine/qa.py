@@ -288,7 +288,7 @@ class HindsightEngine:
         else:
             answer_value = value
             when = self._day_of_the_extreme(planned.plan, value, evidence, question)
-            text = _sentence(planned.plan, value, len(evidence), result.note, when)
+            text = _sentence(planned.plan, value, len(evidence), result.note, when, result.ties)
             if when is not None:
                 answer_value = [when, value]
         say(AskProgress("done", text))
@@ -376,7 +376,11 @@ def _latest(rows: Sequence[Row], n: int, latest: bool) -> list[Row] | None:
     return [rows[i] for i in ranked[:n]]
 
 
-def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None) -> str:
+_TIES_SHOWN = 4  # an argmax's other winners named beside the first
+
+
+def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None,
+              ties: Sequence[Any] = ()) -> str:
     op = plan.OP
     shown = format_value(value) + (f", on {format_value(when)}" if when is not None else "")
     src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
@@ -391,9 +395,17 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
         names = _group_names(plan)
-        if isinstance(value, list) and len(value) == len(names) > 1:
-            return f"{format_keys(value, names)}{src}."
-        return f"{format_key(value, plan.arg_attr_name)}{src}."
+
+        def key(v: Any) -> str:
+            if isinstance(v, list) and len(v) == len(names) > 1:
+                return format_keys(v, names)
+            return format_key(v, plan.arg_attr_name)
+        # a tie is said: "August 2006" alone would hide the months that did as well
+        tied = ""
+        if ties:
+            more = f" and {len(ties) - _TIES_SHOWN:,} more" if len(ties) > _TIES_SHOWN else ""
+            tied = f"; tied with {', '.join(key(v) for v in ties[:_TIES_SHOWN])}{more}"
+        return f"{key(value)}{src}{tied}."
     return f"{shown}{src}."
 
 

@@ -332,9 +332,9 @@ def test_unnest_splits_lists_and_extracted_texts_that_list_names():
 def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():
     data = rows({"k": "a", "v": 3}, {"k": "b", "v": None}, {"k": "c", "v": 7}, {"k": "d", "v": 7})
     top = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="k", val_attr_name="v")'), data, ctx())
-    assert top.value == "c" and top.ids == {"e2"} and "tie" in top.note
+    assert top.value == "c" and top.ids == {"e2"} and "tie" in top.note and top.ties == ("d",)
     low = arg_extreme(node('ARGMIN(l=RETRIEVE(query="q"), arg_attr_name="k", val_attr_name="v")'), data, ctx())
-    assert low.value == "a" and low.ids == {"e0"}
+    assert low.value == "a" and low.ids == {"e0"} and low.ties == ()
     empty = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="k", val_attr_name="v")'), [], ctx())
     assert empty.value is None and empty.ids == frozenset()
 

@@ -237,6 +237,11 @@ def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
                      'res_name="year"), fct=lambda e: month(e.start), res_name="month"), attr_names=["year", "month"]), '
                      'arg_attr_name="month", val_attr_name="count")')
     assert _sentence(two, [2006, 8], 4, "") == "August 2006 (from 4 source events)."
+    # a tie is said, with a few of the others named
+    assert _sentence(two, [2006, 8], 4, "", ties=[[2007, 7], [2008, 6]]) \
+        == "August 2006 (from 4 source events); tied with July 2007, June 2008."
+    assert _sentence(by_month, 5, 9, "", ties=list(range(6, 12))) \
+        == "May (from 9 source events); tied with June, July, August, September and 2 more."
     from engine.qa import format_keys
     assert format_keys([7, 2023], ["month", "year"]) == "July 2023"  # a group listing's key, not "7, 2,023"
     assert format_keys(["Muse", 2023], ["artist", "year"]) == "Muse, 2023"

@@ -107,6 +107,7 @@ class Scalar:
     value: Any
     ids: frozenset[str]
     note: str = ""
+    ties: tuple = ()  # an argmax's other winners, in order
 
 
 

@@ -154,7 +154,8 @@ def arg_extreme(node: N.ArgMin | N.ArgMax, rows: list[Row], ctx: OperatorContext
     if len(best) > 1:
         note = (f"tie at {best_val!r} between " +
                 ", ".join(repr(_winner(r, node.arg_attr_name)) for r in best[:5]) + "; the first is shown")
-    return Scalar(_winner(winner, node.arg_attr_name), winner.ids, note)
+    return Scalar(_winner(winner, node.arg_attr_name), winner.ids, note,
+                  tuple(_winner(r, node.arg_attr_name) for r in best[1:]))
 
 
 def _winner(row: Row, attr: str) -> Any:

@@ -29,7 +29,9 @@ from dataclasses import dataclass, field
 from models.extractor_format import words_of
 from models.training.entities import EntitySource, Split
 
-GENERATOR_VERSION = "extract-9"  # extract-8: absent share 0.25, given up
+GENERATOR_VERSION = "extract-9"
+# taken by experiments given up: extract-8 (absent share 0.25), extract-10 (songs, episodes and
+# step counts asked for a city or restaurant: places 80% -> 75%, persona names 68% -> 38%)
 
 # Buckets the dev figures are reported by.
 BUCKET = {

@@ -236,7 +236,7 @@ def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     return N.Min(rows, "start") if first else N.Max(rows, "start")
 
 
-_ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of)", re.I)
+_ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of| and)", re.I)
 
 
 def group_by_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
@@ -258,6 +258,37 @@ def group_by_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
         return plan  # the planner's own time unit ("quarter", "season")
     when = N.Map(_without_extract(rows, key), X.Lambda(("e",), X.Call(unit, (X.GetAttr(X.Var("e"), "start"),))), unit)
     return replace(plan, l=N.GroupBy(when, (unit,)), arg_attr_name=unit)
+
+
+_ASKS_MONTH_OF_YEAR = re.compile(r"^\W*(?:in |during )?(?:which|what) (?:month of (?:which|what|the) year|"
+                                 r"month and year|year and month)\b", re.I)
+_MOST_OR_LEAST = re.compile(r"\b(most|least)\b", re.I)
+
+
+def group_by_month_of_year(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "Which month of which year did I swim the most?", the planner grouped
+    by an extracted month name and year, or by month and each event's start (every
+    swim its own group). A question that asks which month of which year something
+    happened most or least, answered by groups (with or without their argmax), gets
+    its groups by the year and month of the events' start, and the group with the
+    most (least) events. Otherwise ``plan`` itself."""
+    if not _ASKS_MONTH_OF_YEAR.search(question):
+        return plan
+    if isinstance(plan, (N.ArgMax, N.ArgMin)) and plan.val_attr_name == "count" and isinstance(plan.l, N.GroupBy):
+        pick, groups = type(plan), plan.l
+    elif isinstance(plan, N.GroupBy) and (m := _MOST_OR_LEAST.search(question)):
+        pick, groups = (N.ArgMax if m.group(1).lower() == "most" else N.ArgMin), plan
+    else:
+        return plan
+    rows = groups.l
+    if set(groups.attr_names) == {"year", "month"} and isinstance(rows, N.Map) and rows.res_name in groups.attr_names:
+        return plan  # grouped by the planner's own year and month of the events
+    for key in groups.attr_names:
+        rows = _without_extract(rows, key)
+    start = X.GetAttr(X.Var("e"), "start")
+    for unit in ("year", "month"):
+        rows = N.Map(rows, X.Lambda(("e",), X.Call(unit, (start,))), unit)
+    return pick(N.GroupBy(rows, ("year", "month")), "month", "count")
 
 
 # "which cuisine do i eat most ...", "who did I call least": one thing asked for, by count

@@ -107,6 +107,14 @@ def format_keys(values: Sequence[Any], names: Sequence[str]) -> str:
     return ", ".join(format_key(v, n) for v, n in zip(values, names))
 
 
+def _key_text(value: Any, names: Sequence[str], name: str = "") -> str:
+    """A group's key as :func:`format_keys` (several) or :func:`format_key` (one,
+    named ``name`` or the one of ``names``) writes it."""
+    if isinstance(value, list) and len(value) == len(names) > 1:
+        return format_keys(value, names)
+    return format_key(value, name or (names[0] if len(names) == 1 else ""))
+
+
 def _group_names(plan: PlanNode) -> tuple[str, ...]:
     """The attribute names of the GROUP_BY an argmax reads (through FILTER and MAP)."""
     node = getattr(plan, "l", None)
@@ -264,8 +272,7 @@ class HindsightEngine:
         if rows is not None and rows and all(_is_group(r) for r in rows):
             keys = [_group_key(r) for r in rows[:50]]
             names = [k for k in rows[0].values if k not in ("group", "count")]
-            shown = [f"{format_key(k, names[0]) if len(names) == 1 else format_keys(k, names)} "
-                     f"({r.values['count']:,})" for k, r in zip(keys, rows)]
+            shown = [f"{_key_text(k, names)} ({r.values['count']:,})" for k, r in zip(keys, rows)]
             text = (f"{len(rows):,} " + ("group" if len(rows) == 1 else f"groups, {order}")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
@@ -395,17 +402,12 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
         return f"{word}: {shown}{src}."
     if op in ("ARGMAX", "ARGMIN"):
         names = _group_names(plan)
-
-        def key(v: Any) -> str:
-            if isinstance(v, list) and len(v) == len(names) > 1:
-                return format_keys(v, names)
-            return format_key(v, plan.arg_attr_name)
         # a tie is said: "August 2006" alone would hide the months that did as well
         tied = ""
         if ties:
             more = f" and {len(ties) - _TIES_SHOWN:,} more" if len(ties) > _TIES_SHOWN else ""
-            tied = f"; tied with {', '.join(key(v) for v in ties[:_TIES_SHOWN])}{more}"
-        return f"{key(value)}{src}{tied}."
+            tied = f"; tied with {', '.join(_key_text(v, names, plan.arg_attr_name) for v in ties[:_TIES_SHOWN])}{more}"
+        return f"{_key_text(value, names, plan.arg_attr_name)}{src}{tied}."
     return f"{shown}{src}."
 
 

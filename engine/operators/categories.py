@@ -75,12 +75,12 @@ def named_category(answer: str | None, text: str, attr: str = "") -> str | None:
     for vocab in _VOCABULARIES:
         if key not in vocab:
             continue
-        if vocab[key].search(text):
-            return answer
-        named = [k for k, pattern in vocab.items() if pattern.search(text)]
-        return named[0] if len(named) == 1 else answer
+        return answer if vocab[key].search(text) else _the_one_named(vocab, text, answer)
     vocab = _vocabulary_of(attr)
-    if vocab is not None:
-        named = [k for k, p in vocab.items() if p.search(text)]
-        return named[0] if len(named) == 1 else answer
-    return answer
+    return answer if vocab is None else _the_one_named(vocab, text, answer)
+
+
+def _the_one_named(vocab: dict[str, re.Pattern], text: str, otherwise: str) -> str:
+    """The one member of ``vocab`` that ``text`` names; ``otherwise`` for none or several."""
+    named = [k for k, pattern in vocab.items() if pattern.search(text)]
+    return named[0] if len(named) == 1 else otherwise

@@ -394,6 +394,8 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
     if value is None:
         return f"There is no value: no matching events had it{('; ' + note) if note else ''}."
     if op == "APPLY" and isinstance(value, (int, float)) and not isinstance(value, bool):
+        if plan.fct == "trips":  # days a few days apart were counted once: say what was counted
+            return f"{shown} trip{'s' if value != 1 else ''}{src}."
         return f"{shown}{src}."
     if op in ("SUM", "AVG", "MIN", "MAX"):
         word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]

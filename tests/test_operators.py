@@ -377,6 +377,23 @@ def test_len_of_nothing_is_zero_and_comparisons_with_null_are_not_true():
     assert len(negated) == 2  # not (null >= 10) is true in Python semantics of "not"
 
 
+def test_trips_count_runs_of_days_a_few_days_apart_once():
+    def day(y, m, d, days=1):
+        start = datetime(y, m, d, tzinfo=timezone.utc)
+        return {"start": start, "end": start + timedelta(days=days)}
+    # a diary's notes from the 1st, 2nd, 5th and 8th of one trip, a calendar's week-long
+    # trip and a note four days after it, a trip months later, and a row without a date
+    data = rows(day(2024, 7, 1), day(2024, 7, 2), day(2024, 7, 5), day(2024, 7, 8),
+                day(2024, 9, 1, days=7), day(2024, 9, 11), day(2025, 1, 3), {"start": None})
+    out = apply(node('APPLY(l=RETRIEVE(query="q"), fct=trips)'), data, ctx())
+    assert out.value == 3 and len(out.ids) == 8
+    assert out.note == "1 row without a date was not counted"
+    assert apply(node('APPLY(l=RETRIEVE(query="q"), fct=trips)'), [], ctx()).value == 0
+    # five days between two notes: two trips
+    assert apply(node('APPLY(l=RETRIEVE(query="q"), fct=trips)'), rows(day(2024, 7, 1), day(2024, 7, 6)),
+                 ctx()).value == 2
+
+
 def test_sum_of_text_is_an_error_not_a_guess():
     from engine.operators import OperatorError
     with pytest.raises(OperatorError, match="'v' of event.*e0.*not a number"):

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
-from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows,
+from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows, count_trips,
                                 drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
@@ -487,3 +487,45 @@ def test_a_first_start_is_answered_with_the_start_and_who_spoke_needs_the_questi
     asked = "When did I first ask ChatGPT a question?"
     assert print_plan(_grounded(plan, asked)) == (
         f'MIN(l=FILTER(l={CHATS}, filter=lambda e: e["role"] == "user"), attr_name="start")')
+
+
+ROME = 'RETRIEVE(query="travel to Rome")'
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # the extracted city and country the search names: the event mentions the city
+    ("How many times did I travel to Rome, Italy?",
+     f'APPLY(l=FILTER(l=EXTRACT(l={ROME}, attr_names=["city", "country"], attr_types=[str, str]), '
+     'filter=lambda e: e["city"] == "Rome" and e["country"] == "Italy"), fct=len)',
+     f'APPLY(l=FILTER(l={ROME}, filter=lambda e: contains(e.title, "Rome") or contains(e.text, "Rome")), '
+     'fct=trips)'),
+    # a time condition stays, and so does an extracted value the question does not say;
+    # "Miami, US" is mentioned as "Miami"
+    ("How many times did I travel to Miami, US in year 1997?",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="travel to Miami, US"), attr_names=["destination", "with"], '
+     'attr_types=[str, str]), filter=lambda e: year(e.start) == 1997 and e["destination"] in ["Miami, US", "Miami"] '
+     'and e["with"] == "Ana"), fct=len)',
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="travel to Miami, US"), attr_names=["with"], attr_types=[str]), '
+     'filter=lambda e: year(e.start) == 1997 and e["with"] == "Ana" and '
+     '(contains(e.title, "Miami") or contains(e.text, "Miami"))), fct=trips)'),
+    # a search that does not name the place keeps the condition
+    ("How many trips did I take to Rome?",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str]), '
+     'filter=lambda e: e["city"] == "Rome"), fct=len)',
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str]), '
+     'filter=lambda e: e["city"] == "Rome"), fct=trips)'),
+])
+def test_counting_travels_counts_trips(question, plan, expected):
+    grounded = count_trips(parse_plan(plan), question)
+    assert print_plan(grounded) == expected
+    assert not validate_plan(grounded)
+
+
+@pytest.mark.parametrize("question", [
+    "How many times did I fly to Rome?",            # each flight counts
+    "How many times did I go to the dentist?",
+    "How many times did I visit Liberty Bell?",     # visits within one trip count
+])
+def test_other_counts_are_no_trips(question):
+    node = parse_plan(f'APPLY(l={ROME}, fct=len)')
+    assert count_trips(node, question) is node

@@ -242,6 +242,10 @@ def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
         == "August 2006 (from 4 source events); tied with July 2007, June 2008."
     assert _sentence(by_month, 5, 9, "", ties=list(range(6, 12))) \
         == "May (from 9 source events); tied with June, July, August, September and 2 more."
+    # trips say what was counted: not the 163 notes of their days
+    trips = parse_plan('APPLY(l=RETRIEVE(query="travel to Rome"), fct=trips)')
+    assert _sentence(trips, 12, 163, "") == "12 trips (from 163 source events)."
+    assert _sentence(trips, 1, 10, "") == "1 trip (from 10 source events)."
     from engine.qa import format_keys
     assert format_keys([7, 2023], ["month", "year"]) == "July 2023"  # a group listing's key, not "7, 2,023"
     assert format_keys(["Muse", 2023], ["artist", "year"]) == "Muse, 2023"

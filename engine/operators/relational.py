@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import itertools
 import re
-from datetime import timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from engine.operators.context import OperatorContext, OperatorError, Scalar
 from engine.plan.expr import EvalError, Lambda, call_lambda
 from engine.plan import nodes as N
 from engine.plan.rows import Row
+from engine.plan.spec import TRIP_GAP_DAYS
 
 _CHECK_EVERY = 2000
 
@@ -88,12 +89,38 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
     ids = frozenset().union(*(r.ids for r in rows)) if rows else frozenset()
     if node.fct == "len":
         return Scalar(len(rows), ids)
+    if node.fct == "trips":
+        n, undated = count_trips(rows)
+        note = "" if not undated else \
+            "1 row without a date was not counted" if undated == 1 else f"{undated} rows without a date were not counted"
+        return Scalar(n, ids, note)
     if isinstance(node.fct, Lambda):
         try:
             return Scalar(call_lambda(node.fct, (rows,), ctx.eval_context), ids)
         except EvalError as exc:
             raise OperatorError("APPLY", str(exc)) from exc
     raise OperatorError("APPLY", f"unknown function {node.fct!r}")
+
+
+def count_trips(rows: list[Row]) -> tuple[int, int]:
+    """(trips, rows without a start): the days the rows span, in runs whose days are
+    at most TRIP_GAP_DAYS apart, one trip each. A 7-day calendar trip is one; so are
+    a diary's notes from its 2nd, 5th and 7th day."""
+    days: set[date] = set()
+    undated = 0
+    for row in rows:
+        s, e = row.get("start"), row.get("end")
+        if not isinstance(s, datetime):
+            undated += 1
+            continue
+        last = (e - timedelta(microseconds=1)).date() if isinstance(e, datetime) and e > s else s.date()
+        days.update(s.date() + timedelta(days=i) for i in range(min((last - s.date()).days, 366) + 1))
+    trips, previous = 0, None
+    for day in sorted(days):
+        if previous is None or (day - previous).days > TRIP_GAP_DAYS:
+            trips += 1
+        previous = day
+    return trips, undated
 
 
 # "Ana, Ben and Carl", "Ana & Ben", "Ana; Ben": how a text (an extracted span) lists names

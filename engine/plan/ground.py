@@ -39,6 +39,7 @@ This module rewrites plan trees only; it must not execute anything.
 """
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable
 from dataclasses import replace
@@ -194,6 +195,61 @@ def count_distinct_things(plan: N.PlanNode, question: str) -> N.PlanNode:
     thing = m.group(1).lower()
     attr = thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing
     return N.Apply(N.GroupBy(N.Extract(plan.l, (attr,), ("str",)), (attr,)), "len")
+
+
+# "how many times did I travel to Rome", "how many trips to Rome": trips, not days
+_TRIPS = re.compile(r"\bhow (?:many times|often) (?:did|do|have|had) (?:I|we) (?:travel(?:l?ed)?|"
+                    r"(?:been|gone|go|went) on (?:a |an )?(?:trip|vacation|holiday|journey)s?)\b|"
+                    r"\bhow many (?:trips|vacations|holidays|journeys)\b|\bnumber of (?:trips|vacations|holidays)\b",
+                    re.I)
+
+
+def count_trips(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many times did I travel to Rome, Italy?", the plan counted the
+    diary notes of the trips, a meal on the 2nd, a museum on the 5th: 30 for 12
+    trips. A count of rows for a question about how many trips (travels,
+    vacations) becomes ``APPLY(l=..., fct=trips)``, which counts runs of days a few
+    days apart once (see ``count_trips`` in the operators). Flights stay counted
+    one by one. Conditions that extracted values are what the question says, where
+    the search names one of them (``e["city"] == "Rome" and e["country"] == "Italy"``
+    over RETRIEVE("travel to Rome")), become a condition that the event mentions the
+    place (``contains(e.text, "Rome")``), and their EXTRACT goes: asked each day's
+    note for the city and country, the extractor kept the days of 8 of the 12
+    trips. Otherwise ``plan`` itself."""
+    if not (isinstance(plan, N.Apply) and plan.fct == "len" and _TRIPS.search(question)):
+        return plan
+    dropped: set[str] = set()
+
+    def trim(node: N.Filter) -> N.PlanNode:
+        var = node.filter.params[0]
+        queries = [n.query for _, n in N.iter_nodes(node.l) if isinstance(n, N.Retrieve)]
+        parts = X.conjuncts(node.filter.body)
+        said = [c for c in parts if _compares_extracted_with(c, var, question)]
+        named = [v for c in said for v in _texts(c) if any(_words_of(v, q) for q in queries)]
+        if not named:
+            return node
+        place = (m.group("place") if (m := _PLACE_IN.match(named[0])) else named[0]).strip()
+        mentions = parse_expression(f"contains({var}.title, {json.dumps(place)}) or "
+                                    f"contains({var}.text, {json.dumps(place)})", (var,))
+        dropped.update(*(X.attributes_read(c, var) for c in said))
+        kept = [c for c in parts if c not in said] + [mentions]
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(kept)))
+    rows = _each_filter(plan.l, trim)
+    for name in sorted(dropped):
+        if not any(name in X.attributes_read(n.filter.body, n.filter.params[0])
+                   for _, n in N.iter_nodes(rows) if isinstance(n, N.Filter)):
+            rows = _without_extract(rows, name)
+    return N.Apply(rows, "trips")
+
+
+def _compares_extracted_with(conjunct: X.Expr, var: str, text: str) -> bool:
+    """Whether ``conjunct`` only compares extracted attributes with what ``text`` says."""
+    read, values = X.attributes_read(conjunct, var), _texts(conjunct)
+    return bool(read and values) and not read & set(EVENT_ATTRIBUTES) and all(_words_of(v, text) for v in values)
+
+
+def _texts(expr: X.Expr) -> list[str]:
+    return [n.value for n in X.walk(expr) if isinstance(n, X.Const) and isinstance(n.value, str)]
 
 
 _LISTS = (N.Retrieve, N.Filter, N.Extract, N.Join, N.Map, N.Unnest)

@@ -97,6 +97,20 @@ def test_the_name_of_a_field_is_no_value():
     assert answered("hiking", text, "activity") == "hiking"
 
 
+@pytest.mark.parametrize("answer", ["I", "did", "i did", "On the", "the"])
+def test_function_words_alone_are_no_value(answer):
+    from engine.operators.extract import answered
+    text = "source: journal | kind: note | title: 2019-04-02 | text: I did hiking on 2019/04/02."
+    assert answered(answer, text, "place") is None
+
+
+@pytest.mark.parametrize("answer", ["The Pantheon", "on 2019/04/02", "I Ching", "4", "The Who"])
+def test_values_with_a_word_or_number_of_their_own_stay(answer):
+    from engine.operators.extract import answered
+    assert answered(answer, "text: We saw The Who play at The Pantheon; I Ching on 2019/04/02, 4 hours", "x") \
+        is not None
+
+
 def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     from engine.operators.extract import answered
     text = "source: spotify | kind: music_stream | title: The Stone Joness – Worry | text: Listened to Worry"

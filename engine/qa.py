@@ -21,6 +21,7 @@ from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
+from engine.plan.ground import DAYS_AGO
 from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
@@ -341,8 +342,9 @@ def _query_of(plan_text: str) -> str:
 
 
 # "what was my shortest run", "which was the most expensive order": an event, by its measure
-_WHICH_EXTREME = re.compile(r"^\W*(?:what|which)\s+(?:was|were|is)\s+(?:my|the)\s+(?:\w+est|most\s+\w+|least\s+\w+)\s",
-                            re.I)
+# "what was my longest run", and said as a bare phrase: "longest run in 2022", "my fastest 5k"
+_WHICH_EXTREME = re.compile(r"^\W*(?:(?:what|which)\s+(?:was|were|is)\s+(?:my|the)\s+|(?:my|the)\s+)?"
+                            r"(?:\w+est|most\s+\w+|least\s+\w+)\s", re.I)
 
 
 _COUNT_WORDS = {w: n for n, w in enumerate("one two three four five six seven eight nine ten eleven twelve".split(), 1)}
@@ -397,6 +399,8 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
         if plan.fct == "trips":  # days a few days apart were counted once: say what was counted
             return f"{shown} trip{'s' if value != 1 else ''}{src}."
         return f"{shown}{src}."
+    if op == "MIN" and plan.attr_name == DAYS_AGO and isinstance(value, int):  # how many days ago
+        return f"{shown} day{'s' if value != 1 else ''} ago{src}."
     if op in ("SUM", "AVG", "MIN", "MAX"):
         word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]
         if op in ("MIN", "MAX") and isinstance(value, (date, datetime)):  # "when did I first ...": a time

@@ -5,6 +5,7 @@ import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows, count_trips,
+                                add_up_the_time_asked_for, days_since_the_last_time,
                                 drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
@@ -529,3 +530,54 @@ def test_counting_travels_counts_trips(question, plan, expected):
 def test_other_counts_are_no_trips(question):
     node = parse_plan(f'APPLY(l={ROME}, fct=len)')
     assert count_trips(node, question) is node
+
+
+TRAVEL = 'RETRIEVE(query="travel")'
+SINCE = (f'MIN(l=MAP(l={TRAVEL}, fct=lambda e: (today() - date(e.start)).days, res_name="days_ago"), '
+         'attr_name="days_ago")')
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("how many days ago did i last travel", f'MAX(l={TRAVEL}, attr_name="start")'),
+    ("How long since I travelled?", TRAVEL),
+])
+def test_how_many_days_ago_counts_the_days_since_the_latest(question, plan):
+    grounded = days_since_the_last_time(parse_plan(plan), question)
+    assert print_plan(grounded) == SINCE
+    assert not validate_plan(grounded)
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("When did I last travel?", f'MAX(l={TRAVEL}, attr_name="start")'),   # a date is asked for
+    ("how many days ago did i last travel", f'APPLY(l={TRAVEL}, fct=len)'),
+])
+def test_other_latest_starts_stay(question, plan):
+    node = parse_plan(plan)
+    assert days_since_the_last_time(node, question) is node
+
+
+
+RUNS_NOV = 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2021 and month(e.start) == 11)'
+
+
+@pytest.mark.parametrize("question, op, unit", [
+    ("how many minutes did i spend running in Nov 2021", "SUM", "minutes"),
+    ("average run in hours in Nov 2021", "AVG", "hours"),
+    ("how much time did I spend running in Nov 2021", "SUM", "minutes"),
+])
+def test_minutes_or_hours_asked_for_add_up_durations_not_distances(question, op, unit):
+    plan = parse_plan(f'{op}(l=EXTRACT(l={RUNS_NOV}, attr_names=["distance_km"], attr_types=[float]), '
+                      'attr_name="distance_km")')
+    grounded = add_up_the_time_asked_for(plan, question)
+    assert print_plan(grounded) == (f'{op}(l=MAP(l={RUNS_NOV}, fct=lambda e: in_{unit}(duration(e)), '
+                                    f'res_name="{unit}"), attr_name="{unit}")')
+    assert not validate_plan(grounded)
+
+
+@pytest.mark.parametrize("question, attr", [
+    ("how many km did i run in Nov 2021", "distance_km"),              # a distance asked for
+    ("how many minutes did i spend running in Nov 2021", "duration_min"),  # a time already
+])
+def test_other_sums_keep_their_attribute(question, attr):
+    node = parse_plan(f'SUM(l=EXTRACT(l={RUNS_NOV}, attr_names=["{attr}"], attr_types=[float]), attr_name="{attr}")')
+    assert add_up_the_time_asked_for(node, question) is node

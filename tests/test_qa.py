@@ -170,12 +170,23 @@ def test_what_was_my_shortest_run_is_the_run_its_day_and_distance(engine_over):
     events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5), (9, 4.2))]
     plan = ('MIN(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
             'attr_name="distance_km")')
-    eng, _ = engine_over(events, {"What was my shortest run?": [plan], "How short was my shortest run?": [plan]})
+    eng, _ = engine_over(events, {"What was my shortest run?": [plan], "How short was my shortest run?": [plan],
+                                  "shortest run in 2024": [plan]})
     run = eng.ask("What was my shortest run?", today=date(2024, 4, 1))
     assert run.ok and run.answer == ["2024-03-09", 4.2], run.answer_text
     assert "4.20, on Saturday 9 March 2024" in run.answer_text
+    bare = eng.ask("shortest run in 2024", today=date(2024, 4, 1))  # said as a phrase, the run all the same
+    assert bare.ok and bare.answer == ["2024-03-09", 4.2], bare.answer_text
     how = eng.ask("How short was my shortest run?", today=date(2024, 4, 1))  # asks the distance alone
     assert how.ok and how.answer == 4.2, how.answer_text
+
+
+def test_how_many_days_ago_is_said_in_days(engine_over):
+    events = [_workout(d, "running", 5.0) for d in (3, 9, 20)]
+    eng, _ = engine_over(events, {"how many days ago did i last run": ['MAX(l=RETRIEVE(query="running"), attr_name="start")']})
+    ans = eng.ask("how many days ago did i last run", today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == 12, ans.answer_text  # 20 March to 1 April
+    assert ans.answer_text == "12 days ago (from 1 source event)."
 
 
 def test_the_last_n_things_are_the_latest_rows_or_groups_latest_first(engine_over):

@@ -292,6 +292,57 @@ def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     return N.Min(rows, "start") if first else N.Max(rows, "start")
 
 
+# "how many minutes did I spend running", "total workout time in hours"
+_TIME_ASKED = re.compile(r"\bhow many (?P<a>minutes|hours)\b|\bin (?P<b>minutes|hours)\b|\bhow much time\b", re.I)
+_TIME_ATTRIBUTE = re.compile(r"min|hour|hr|time|duration|sec|long|length", re.I)
+
+
+def add_up_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "how many minutes did i spend running in Nov 2021", the planner added up
+    the runs' extracted ``distance_km``: 82.69 for 478 minutes. A SUM or AVG of an
+    extracted attribute that is no time, for a question that asks for minutes or
+    hours, adds up the events' durations in that unit instead
+    (``MAP(l=..., fct=lambda e: in_minutes(duration(e)), res_name="minutes")``).
+    Otherwise ``plan`` itself."""
+    m = _TIME_ASKED.search(question)
+    if not (m and isinstance(plan, (N.Sum, N.Avg)) and plan.attr_name in _extracted(plan.l)
+            and not _TIME_ATTRIBUTE.search(plan.attr_name)):
+        return plan
+    unit = (m.group("a") or m.group("b") or "minutes").lower()
+    rows = _without_extract(plan.l, plan.attr_name)
+    if rows is plan.l:
+        return plan
+    spent = parse_expression(f"in_{unit}(duration(e))", ("e",))
+    return type(plan)(N.Map(rows, X.Lambda(("e",), spent), unit), unit)
+
+
+def _extracted(plan: N.PlanNode) -> set[str]:
+    return {name for _, n in N.iter_nodes(plan) if isinstance(n, N.Extract) for name in n.attr_names}
+
+
+_DAYS_AGO = re.compile(r"\bhow (?:many days|long) (?:ago|since)\b", re.I)
+DAYS_AGO = "days_ago"
+
+
+def days_since_the_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "how many days ago did i last travel", the planner found the latest
+    start (``MAX(l=..., attr_name="start")``) and the answer was a date. A
+    question that asks how many days ago (how long since), answered by the latest
+    start or a list of rows, gets the fewest days between an event's day and
+    today: ``MIN(l=MAP(l=..., fct=lambda e: (today() - date(e.start)).days,
+    res_name="days_ago"), attr_name="days_ago")``. Otherwise ``plan`` itself."""
+    if not _DAYS_AGO.search(question):
+        return plan
+    if isinstance(plan, N.Max) and plan.attr_name == "start":
+        rows = plan.l
+    elif isinstance(plan, _LISTS):
+        rows = plan
+    else:
+        return plan
+    since = parse_expression("(today() - date(e.start)).days", ("e",))
+    return N.Min(N.Map(rows, X.Lambda(("e",), since), DAYS_AGO), DAYS_AGO)
+
+
 _ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of| and)", re.I)
 
 

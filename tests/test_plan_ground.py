@@ -126,8 +126,16 @@ def test_other_sums_are_left_alone(question, plan):
     ("how many distinct cities did I visit",
      'APPLY(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str]), '
      'attr_names=["city"]), fct=len)', None),
+    # places are counted once however often visited ("cities": "city")
+    ("How many places did I visit in Rome, Italy?", 'APPLY(l=RETRIEVE(query="place I visited in Rome"), fct=len)',
+     'APPLY(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="place I visited in Rome"), attr_names=["place"], '
+     'attr_types=[str]), attr_names=["place"]), fct=len)'),
+    ("In how many cities was I on holiday in 2022?", 'APPLY(l=RETRIEVE(query="holiday"), fct=len)',
+     'APPLY(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="holiday"), attr_names=["city"], attr_types=[str]), '
+     'attr_names=["city"]), fct=len)'),
     # not a question about distinct things: left alone
     ("how many songs did I play", 'APPLY(l=RETRIEVE(query="songs I played"), fct=len)', None),
+    ("How many times did I visit the Louvre?", 'APPLY(l=RETRIEVE(query="visited the Louvre"), fct=len)', None),
 ])
 def test_counting_different_things_counts_groups(question, plan, expected):
     node = parse_plan(plan)

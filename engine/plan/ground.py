@@ -180,21 +180,35 @@ _UNITS = frozenset("""
 """.split())
 
 
-_DISTINCT = re.compile(r"\bhow many (?:different|distinct|unique) ([a-z]+)", re.I)
+# "how many different artists"; places are counted once however often visited: "how
+# many restaurants did I try", "how many places did I visit in Rome", "in how many cities"
+_DISTINCT = re.compile(r"\bhow many (?:different|distinct|unique) ([a-z]+)|"
+                       r"\bhow many (places|cities|countries|restaurants|museums|destinations|venues|cafes|bars) "
+                       r"(?:did|have|had|was|were) (?:i|we)\b", re.I)
 
 
 def count_distinct_things(plan: N.PlanNode, question: str) -> N.PlanNode:
     """Asked "how many different artists", the planner counted the plays
     (``APPLY(l=..., fct=len)`` with no GROUP_BY): the rows are grouped by the thing
-    first (``artists`` -> ``artist``), so the count is of distinct values.
+    first (``artists`` -> ``artist``), so the count is of distinct values. So are
+    places: "How many places did I visit in Rome, Italy?" counted 30 diary notes
+    of 5 places.
     Otherwise ``plan`` itself."""
     m = _DISTINCT.search(question)
     if not (m and isinstance(plan, N.Apply) and plan.fct == "len"
             and not any(isinstance(n, (N.GroupBy, N.Unnest)) for _, n in N.iter_nodes(plan.l))):
         return plan
-    thing = m.group(1).lower()
-    attr = thing[:-1] if thing.endswith("s") and not thing.endswith("ss") else thing
+    thing = (m.group(1) or m.group(2)).lower()
+    attr = _singular(thing)
     return N.Apply(N.GroupBy(N.Extract(plan.l, (attr,), ("str",)), (attr,)), "len")
+
+
+def _singular(noun: str) -> str:
+    if noun.endswith("ies"):
+        return noun[:-3] + "y"      # cities, countries
+    if noun.endswith("s") and not noun.endswith("ss"):
+        return noun[:-1]
+    return noun
 
 
 # "how many times did I travel to Rome", "how many trips to Rome": trips, not days

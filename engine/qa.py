@@ -396,8 +396,8 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
     if value is None:
         return f"There is no value: no matching events had it{('; ' + note) if note else ''}."
     if op == "APPLY" and isinstance(value, (int, float)) and not isinstance(value, bool):
-        if plan.fct == "trips":  # days a few days apart were counted once: say what was counted
-            return f"{shown} trip{'s' if value != 1 else ''}{src}."
+        if plan.fct in ("trips", "orders"):  # rows were counted as trips or orders: say so
+            return f"{shown} {plan.fct[:-1]}{'s' if value != 1 else ''}{src}."
         return f"{shown}{src}."
     if op == "MIN" and plan.attr_name == DAYS_AGO and isinstance(value, int):  # how many days ago
         return f"{shown} day{'s' if value != 1 else ''} ago{src}."

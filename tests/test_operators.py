@@ -394,6 +394,18 @@ def test_trips_count_runs_of_days_a_few_days_apart_once():
                  ctx()).value == 2
 
 
+def test_orders_count_each_order_number_once_and_each_row_without_one():
+    data = [Row({"title": "Desk lamp", "text": "Bought Desk lamp for 30 EUR on Amazon.de (order 519-1029817-5120823)."},
+                ("a1",)),
+            Row({"title": "USB-C cable", "text": "Bought USB-C cable for 9 EUR on Amazon.de (order 519-1029817-5120823)."},
+                ("a2",)),
+            Row({"title": "Your order #UN00837737", "text": "Thanks for shopping."}, ("m1",)),
+            Row({"title": "Coffee beans", "text": "Bought coffee beans at the market."}, ("n1",))]
+    out = apply(node('APPLY(l=RETRIEVE(query="q"), fct=orders)'), data, ctx())
+    assert out.value == 3 and out.ids == {"a1", "a2", "m1", "n1"}
+    assert apply(node('APPLY(l=RETRIEVE(query="q"), fct=orders)'), [], ctx()).value == 0
+
+
 def test_sum_of_text_is_an_error_not_a_guess():
     from engine.operators import OperatorError
     with pytest.raises(OperatorError, match="'v' of event.*e0.*not a number"):

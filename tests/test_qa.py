@@ -257,6 +257,8 @@ def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
     trips = parse_plan('APPLY(l=RETRIEVE(query="travel to Rome"), fct=trips)')
     assert _sentence(trips, 12, 163, "") == "12 trips (from 163 source events)."
     assert _sentence(trips, 1, 10, "") == "1 trip (from 10 source events)."
+    orders = parse_plan('APPLY(l=RETRIEVE(query="Amazon purchase"), fct=orders)')
+    assert _sentence(orders, 46, 73, "") == "46 orders (from 73 source events)."
     from engine.qa import format_keys
     assert format_keys([7, 2023], ["month", "year"]) == "July 2023"  # a group listing's key, not "7, 2,023"
     assert format_keys(["Muse", 2023], ["artist", "year"]) == "Muse, 2023"

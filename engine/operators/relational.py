@@ -15,7 +15,7 @@ from typing import Any
 from engine.operators.context import OperatorContext, OperatorError, Scalar
 from engine.plan.expr import EvalError, Lambda, call_lambda
 from engine.plan import nodes as N
-from engine.plan.rows import Row
+from engine.plan.rows import Row, order_numbers
 from engine.plan.spec import TRIP_GAP_DAYS
 
 _CHECK_EVERY = 2000
@@ -89,6 +89,14 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
     ids = frozenset().union(*(r.ids for r in rows)) if rows else frozenset()
     if node.fct == "len":
         return Scalar(len(rows), ids)
+    if node.fct == "orders":
+        numbers: set[str] = set()
+        without = 0
+        for row in rows:
+            found = order_numbers(row)
+            numbers |= found
+            without += not found
+        return Scalar(len(numbers) + without, ids)
     if node.fct == "trips":
         n, undated = count_trips(rows)
         note = "" if not undated else \

@@ -57,7 +57,7 @@ from engine.operators.spans import PARTICLES
 from engine.plan import expr as X
 from engine.plan.expr import EvalError, call_lambda
 from engine.plan.nodes import Retrieve
-from engine.plan.rows import Row, spans_whole_days
+from engine.plan.rows import Row, order_numbers, spans_whole_days
 from engine.retrieval.index import RetrievalIndex, read_events
 from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_pattern, group_pattern, matches,
                                        pattern_sql, value_patterns, with_item)
@@ -312,17 +312,13 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     return out
 
 
-# "order 598-0263096-3457224", "order #UN00837737": a shop's number for one order
-_ORDER_ID = re.compile(r"\border\s+(?:no\.?\s*|number\s+|#\s*)?([A-Z0-9]*\d[A-Z0-9-]{5,})", re.IGNORECASE)
-
-
 def _merge_orders(rows: list[Row], find, parent: list[int]) -> None:
     """Rows of different sources that give the same order number are one order: the
     Amazon purchase and its confirmation mail, minutes or days apart (the demo's
     Amazon spending counted several orders twice)."""
     first: dict[str, int] = {}
     for i, r in enumerate(rows):
-        for order in {m.group(1).upper() for m in _ORDER_ID.finditer(f"{r.get('title') or ''} {r.get('text') or ''}")}:
+        for order in order_numbers(r):
             j = first.setdefault(order, i)
             if j != i and rows[j].get("source") != r.get("source"):
                 parent[find(i)] = find(j)

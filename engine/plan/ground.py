@@ -266,6 +266,23 @@ def _texts(expr: X.Expr) -> list[str]:
     return [n.value for n in X.walk(expr) if isinstance(n, X.Const) and isinstance(n.value, str)]
 
 
+# "how often did I order something on Amazon", "how many times did i buy stuff on amazon"
+_ORDERS = re.compile(r"\bhow (?:many times|often) (?:did|do|have|had) (?:I|we) (?:order|buy|purchase|shop)\b|"
+                     r"\bhow many (?:orders|purchases)\b|\bnumber of (?:orders|purchases)\b|"
+                     r"\b(?:order|buy|purchase|shop)\w* .*\bhow many times\b", re.I)
+
+
+def count_orders(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How often did I order something on Amazon in total", the plan counted
+    the rows of the order history, one per item: 73 for 46 orders. A count of rows
+    for a question about how often something was ordered or bought becomes
+    ``APPLY(l=..., fct=orders)``, which counts each order number once (and each row
+    without one). Otherwise ``plan`` itself."""
+    if isinstance(plan, N.Apply) and plan.fct == "len" and _ORDERS.search(question):
+        return replace(plan, fct="orders")
+    return plan
+
+
 _LISTS = (N.Retrieve, N.Filter, N.Extract, N.Join, N.Map, N.Unnest)
 
 

@@ -7,6 +7,7 @@ are timezone-aware in the event's local offset: comparisons are by instant, whil
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from datetime import datetime, time
 from typing import Any
@@ -50,3 +51,13 @@ def spans_whole_days(row: Row) -> bool:
     s, e = row.get("start"), row.get("end")
     return (isinstance(s, datetime) and isinstance(e, datetime) and e > s
             and s.time() == time(0) and e.time() == time(0))
+
+
+# "order 598-0263096-3457224", "order #UN00837737": a shop's number for one order
+ORDER_NUMBER = re.compile(r"\border\s+(?:no\.?\s*|number\s+|#\s*)?([A-Z0-9]*\d[A-Z0-9-]{5,})", re.IGNORECASE)
+
+
+def order_numbers(row: Row) -> set[str]:
+    """The order numbers a row's title and text give ("... on Amazon.de (order
+    519-1029817-5120823)"), upper-cased."""
+    return {m.group(1).upper() for m in ORDER_NUMBER.finditer(f"{row.get('title') or ''} {row.get('text') or ''}")}

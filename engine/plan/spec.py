@@ -92,8 +92,9 @@ PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|c
                          r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
 
 #: Names a lambda over the list may use as fct directly (APPLY(fct=len)). ``trips``
-#: counts the rows as trips: rows on days at most TRIP_GAP_DAYS apart are one trip.
-LIST_FUNCTIONS = ("len", "trips")
+#: counts the rows as trips: rows on days at most TRIP_GAP_DAYS apart are one trip;
+#: ``orders`` counts the order numbers the rows give, and each row without one.
+LIST_FUNCTIONS = ("len", "trips", "orders")
 #: A diary writes a week in Rome as notes on some of its days (a meal on the 2nd, a
 #: museum on the 5th); days further apart than this are separate trips.
 TRIP_GAP_DAYS = 4

@@ -27,12 +27,12 @@ from pathlib import Path
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
-from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things, count_instead_of_adding_text, count_listed_rows, count_trips,
-                                days_since_the_last_time, drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
-                                group_by_the_time_asked_for,
-                                join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
-                                places_as_extracted,
-                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
+from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things, count_instead_of_adding_text,
+                                count_listed_rows, count_orders, count_trips, days_since_the_last_time,
+                                drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
+                                group_by_the_time_asked_for, join_what_the_filter_relates, join_what_the_query_relates,
+                                one_answer_for_which_most, places_as_extracted, retrieve_the_activity_not_the_company,
+                                retrieve_what_the_question_says)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -157,18 +157,19 @@ def render_example(ex: Example) -> str:
 def _grounded(node: PlanNode, question: str) -> PlanNode:
     """``node`` without time filters the question does not ask for, counting where it
     adds up or lists what a counting question means to count, adding up durations
-    where minutes or hours are asked for and another amount was added, counting distinct
-    things where it counts rows, and trips where it counts a trip's days, taking
-    the first or last start where a "when" question got a list, and the days since
-    where a "how many days ago" one did, grouping by the year or month a "which
-    year" question asks for (or both, for "which month of which year"), retrieving
-    an activity, not its company, where the plan extracts who was there, joining
-    two activities one search phrase or one filter relates, and searching without
-    qualifiers the question never says, and comparing extracted places with "Rome"
-    as well as "Rome, Italy", and answering "which ... most" with one group; each
-    where the rewritten plan is valid."""
+    where minutes or hours are asked for and another amount was added, counting
+    distinct things where it counts rows, trips where it counts a trip's days and
+    orders where it counts their items, taking the first or last start where a
+    "when" question got a list, and the days since where a "how many days ago" one
+    did, grouping by the year or month a "which year" question asks for (or both,
+    for "which month of which year"), retrieving an activity, not its company,
+    where the plan extracts who was there, joining two activities one search phrase
+    or one filter relates, and searching without qualifiers the question never
+    says, and comparing extracted places with "Rome" as well as "Rome, Italy", and
+    answering "which ... most" with one group; each where the rewritten plan is
+    valid."""
     for rule in (drop_ungrounded_filters, count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows,
-                 count_distinct_things, count_trips, first_or_last_time, days_since_the_last_time,
+                 count_distinct_things, count_trips, count_orders, first_or_last_time, days_since_the_last_time,
                  group_by_month_of_year, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
                  retrieve_what_the_question_says, places_as_extracted, one_answer_for_which_most):

@@ -117,8 +117,7 @@ def _grounded(conjunct: X.Expr, question: str) -> bool:
         return False
     if "end" in read and not _SPANS.search(question):
         return False
-    names = [n.value for n in X.walk(conjunct)
-             if isinstance(n, X.Const) and isinstance(n.value, str) and n.value.lower() != n.value]
+    names = [v for v in _texts(conjunct) if v.lower() != v]
     return all(_words_of(name, question) for name in names)
 
 

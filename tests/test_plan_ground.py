@@ -552,16 +552,24 @@ SINCE = (f'MIN(l=MAP(l={TRAVEL}, fct=lambda e: (today() - date(e.start)).days, r
 @pytest.mark.parametrize("question, plan", [
     ("how many days ago did i last travel", f'MAX(l={TRAVEL}, attr_name="start")'),
     ("How long since I travelled?", TRAVEL),
+    # an argmax of extracted "days" over the one search
+    ("how many days ago did i last travel",
+     f'ARGMAX(l=EXTRACT(l=GROUP_BY(l=EXTRACT(l={TRAVEL}, attr_names=["start"], attr_types=[datetime]), '
+     'attr_names=["start"]), attr_names=["days"], attr_types=[float]), arg_attr_name="start", val_attr_name="days")'),
 ])
 def test_how_many_days_ago_counts_the_days_since_the_latest(question, plan):
     grounded = days_since_the_last_time(parse_plan(plan), question)
     assert print_plan(grounded) == SINCE
+    filtered = parse_plan(f'MAX(l=FILTER(l={TRAVEL}, filter=lambda e: year(e.start) == 2022), attr_name="start")')
+    assert "FILTER(l=RETRIEVE(query=\"travel\"), filter=lambda e: year(e.start) == 2022)" \
+        in print_plan(days_since_the_last_time(filtered, question))
     assert not validate_plan(grounded)
 
 
 @pytest.mark.parametrize("question, plan", [
     ("When did I last travel?", f'MAX(l={TRAVEL}, attr_name="start")'),   # a date is asked for
-    ("how many days ago did i last travel", f'APPLY(l={TRAVEL}, fct=len)'),
+    ("how many days ago did i last travel",
+     f'APPLY(l=JOIN(l1={TRAVEL}, l2=RETRIEVE(query="run"), condition="overlaps(i1, i2)"), fct=len)'),
 ])
 def test_other_latest_starts_stay(question, plan):
     node = parse_plan(plan)

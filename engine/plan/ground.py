@@ -358,8 +358,8 @@ def days_since_the_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     """Asked "how many days ago did i last travel", the planner found the latest
     start (``MAX(l=..., attr_name="start")``) and the answer was a date. A
     question that asks how many days ago (how long since), answered by the latest
-    start or a list of rows, gets the fewest days between an event's day and
-    today: ``MIN(l=MAP(l=..., fct=lambda e: (today() - date(e.start)).days,
+    start, a list of rows, or anything else over one search (its FILTERs kept),
+    gets the fewest days between an event's day and today: ``MIN(l=MAP(l=..., fct=lambda e: (today() - date(e.start)).days,
     res_name="days_ago"), attr_name="days_ago")``. Otherwise ``plan`` itself."""
     if not _DAYS_AGO.search(question):
         return plan
@@ -367,10 +367,25 @@ def days_since_the_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
         rows = plan.l
     elif isinstance(plan, _LISTS):
         rows = plan
+    elif (searched := _the_one_search(plan)) is not None:
+        rows = searched  # "how many days ago did I last talk to ChatGPT" got an argmax of extracted "days"
     else:
         return plan
     since = parse_expression("(today() - date(e.start)).days", ("e",))
     return N.Min(N.Map(rows, X.Lambda(("e",), since), DAYS_AGO), DAYS_AGO)
+
+
+def _the_one_search(plan: N.PlanNode) -> N.PlanNode | None:
+    """The plan's only RETRIEVE with the FILTERs right above it, where it has one
+    and no JOIN; else None."""
+    nodes = [n for _, n in N.iter_nodes(plan)]
+    searches = [n for n in nodes if isinstance(n, N.Retrieve)]
+    if len(searches) != 1 or any(isinstance(n, (N.Join, N.Qud)) for n in nodes):
+        return None
+    found: N.PlanNode = searches[0]
+    while (above := next((n for n in nodes if isinstance(n, N.Filter) and n.l is found), None)) is not None:
+        found = above
+    return found
 
 
 _ASKS_UNIT = re.compile(r"^\W*(?:in |during )?(?:which|what) (year|month)\b(?! of| and)", re.I)

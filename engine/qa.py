@@ -296,7 +296,7 @@ class HindsightEngine:
         else:
             answer_value = value
             when = self._day_of_the_extreme(planned.plan, value, evidence, question)
-            text = _sentence(planned.plan, value, len(evidence), result.note, when, result.ties)
+            text = _sentence(planned.plan, value, len(evidence), result.note, when, result.ties, today=today)
             if when is not None:
                 answer_value = [when, value]
         say(AskProgress("done", text))
@@ -389,7 +389,7 @@ _TIES_SHOWN = 4  # an argmax's other winners named beside the first
 
 
 def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None,
-              ties: Sequence[Any] = ()) -> str:
+              ties: Sequence[Any] = (), *, today: date | None = None) -> str:
     op = plan.OP
     shown = format_value(value) + (f", on {format_value(when)}" if when is not None else "")
     src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
@@ -399,8 +399,9 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
         if plan.fct in ("trips", "orders"):  # rows were counted as trips or orders: say so
             return f"{shown} {plan.fct[:-1]}{'s' if value != 1 else ''}{src}."
         return f"{shown}{src}."
-    if op == "MIN" and plan.attr_name == DAYS_AGO and isinstance(value, int):  # how many days ago
-        return f"{shown} day{'s' if value != 1 else ''} ago{src}."
+    if op == "MIN" and plan.attr_name == DAYS_AGO and isinstance(value, int):  # how many days ago, and the day
+        on = f", on {format_value(today - timedelta(days=value))}" if today is not None else ""
+        return f"{shown} day{'s' if value != 1 else ''} ago{on}{src}."
     if op in ("SUM", "AVG", "MIN", "MAX"):
         word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]
         if op in ("MIN", "MAX") and isinstance(value, (date, datetime)):  # "when did I first ...": a time

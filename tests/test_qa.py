@@ -186,7 +186,7 @@ def test_how_many_days_ago_is_said_in_days(engine_over):
     eng, _ = engine_over(events, {"how many days ago did i last run": ['MAX(l=RETRIEVE(query="running"), attr_name="start")']})
     ans = eng.ask("how many days ago did i last run", today=date(2024, 4, 1))
     assert ans.ok and ans.answer == 12, ans.answer_text  # 20 March to 1 April
-    assert ans.answer_text == "12 days ago (from 1 source event)."
+    assert ans.answer_text == "12 days ago, on Wednesday 20 March 2024 (from 1 source event)."
 
 
 def test_the_last_n_things_are_the_latest_rows_or_groups_latest_first(engine_over):

@@ -388,20 +388,25 @@ def _latest(rows: Sequence[Row], n: int, latest: bool) -> list[Row] | None:
 _TIES_SHOWN = 4  # an argmax's other winners named beside the first
 
 
+def _counted(n: int | float, noun: str) -> str:
+    """"12 trips", "1 trip": a number written as the answer writes it, and its noun."""
+    return f"{format_value(n)} {noun}{'s' if n != 1 else ''}"
+
+
 def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date | None = None,
               ties: Sequence[Any] = (), *, today: date | None = None) -> str:
     op = plan.OP
     shown = format_value(value) + (f", on {format_value(when)}" if when is not None else "")
-    src = f" (from {n_evidence:,} source event{'s' if n_evidence != 1 else ''})" if n_evidence else ""
+    src = f" (from {_counted(n_evidence, 'source event')})" if n_evidence else ""
     if value is None:
         return f"There is no value: no matching events had it{('; ' + note) if note else ''}."
     if op == "APPLY" and isinstance(value, (int, float)) and not isinstance(value, bool):
         if plan.fct in ("trips", "orders"):  # rows were counted as trips or orders: say so
-            return f"{shown} {plan.fct[:-1]}{'s' if value != 1 else ''}{src}."
+            return f"{_counted(value, plan.fct[:-1])}{src}."
         return f"{shown}{src}."
     if op == "MIN" and plan.attr_name == DAYS_AGO and isinstance(value, int):  # how many days ago, and the day
         on = f", on {format_value(today - timedelta(days=value))}" if today is not None else ""
-        return f"{shown} day{'s' if value != 1 else ''} ago{on}{src}."
+        return f"{_counted(value, 'day')} ago{on}{src}."
     if op in ("SUM", "AVG", "MIN", "MAX"):
         word = {"SUM": "In total", "AVG": "On average", "MIN": "The smallest is", "MAX": "The largest is"}[op]
         if op in ("MIN", "MAX") and isinstance(value, (date, datetime)):  # "when did I first ...": a time

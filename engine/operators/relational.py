@@ -90,13 +90,7 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
     if node.fct == "len":
         return Scalar(len(rows), ids)
     if node.fct == "orders":
-        numbers: set[str] = set()
-        without = 0
-        for row in rows:
-            found = order_numbers(row)
-            numbers |= found
-            without += not found
-        return Scalar(len(numbers) + without, ids)
+        return Scalar(count_orders(rows), ids)
     if node.fct == "trips":
         n, undated = count_trips(rows)
         note = "" if not undated else \
@@ -108,6 +102,12 @@ def apply(node: N.Apply, rows: list[Row], ctx: OperatorContext) -> Scalar:
         except EvalError as exc:
             raise OperatorError("APPLY", str(exc)) from exc
     raise OperatorError("APPLY", f"unknown function {node.fct!r}")
+
+
+def count_orders(rows: list[Row]) -> int:
+    """The order numbers the rows give, each once, and each row that gives none."""
+    numbers = [order_numbers(row) for row in rows]
+    return len(set().union(*numbers)) + sum(1 for found in numbers if not found)
 
 
 def count_trips(rows: list[Row]) -> tuple[int, int]:

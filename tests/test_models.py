@@ -190,6 +190,18 @@ def test_wrapped_examples_look_like_verbalised_events_and_keep_spans():
     assert amounts and all(e.span is not None for e in amounts)  # copied as written, parsed later
 
 
+def test_a_place_is_the_venue_or_sight_a_text_names_not_its_city():
+    exs = list(itertools.islice(extract_data.examples(4, "train"), 4000))
+    places = [e for e in exs if e.key == "place"]
+    assert places and {e.attribute for e in places} == {"sight", "restaurant"}
+    # a sight's note names its city too, and the city is asked for by other words
+    sights = [e for e in places if e.attribute == "sight"]
+    assert sights and all(e.text[e.span[0]:e.span[1]] == e.value for e in sights)
+    cities = [e for e in exs if e.attribute == "city" and e.template.startswith("sightseeing")]
+    assert cities and not any(e.key == "place" for e in cities)
+    assert not {e.value for e in sights} & {e.value for e in cities}
+
+
 def test_length_batches_serve_every_example_once_in_similar_lengths():
     from models.training.seq2seq import length_batches
 

@@ -38,6 +38,12 @@ _PRODUCT_ADJ = ("pro mini max ultra lite air plus classic sport eco smart compac
 _RESTAURANT_PATTERNS = ("{last}'s Kitchen", "Trattoria {last}", "Chez {first}", "{word} Bistro",
                         "The {word} Table", "Casa {last}", "{last} & Sons", "Café {word}",
                         "{first}'s Diner", "Osteria del {word}", "{word} House", "Brasserie {last}")
+# sights a trip's notes name: museums, palaces, parks, markets, temples ...
+_SIGHT_PATTERNS = ("{word} Museum", "National Museum of {word}", "{last} Palace", "{word} Park", "{word} Market",
+                   "{word} Cathedral", "Church of St. {first}", "{word} Tower", "The {word} Gallery",
+                   "{last} Square", "Fort {last}", "{word} Bridge", "{word} Gardens", "Temple of the {word}",
+                   "{last} Castle", "Mount {last}", "{word} Beach", "{word} Fountain", "Old {word} Quarter",
+                   "Wat {word}", "The {word} Arch", "{last} Memorial", "{word} Falls", "{last} Opera House")
 _BAND_PATTERNS = ("The {word}s", "{word} {word2}", "{first} {last}", "{first} and the {word}s",
                   "DJ {first}", "{last}", "{word} Club", "{first} {last} Trio")
 
@@ -97,6 +103,7 @@ class EntitySource:
             "show": self._title_words,
             "episode": self._title_words,
             "restaurant": self._restaurant,
+            "sight": self._sight,
             "store": lambda: self._fk().company().split(",")[0],
             "email": lambda: self._fk().email(),
         }
@@ -125,6 +132,11 @@ class EntitySource:
 
     def _restaurant(self) -> str:
         pattern = self.rng.choice(_RESTAURANT_PATTERNS)
+        fk = self._fk()
+        return pattern.format(word=self._word(), first=fk.first_name(), last=fk.last_name())
+
+    def _sight(self) -> str:
+        pattern = self.rng.choice(_SIGHT_PATTERNS)
         fk = self._fk()
         return pattern.format(word=self._word(), first=fk.first_name(), last=fk.last_name())
 

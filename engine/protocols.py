@@ -74,6 +74,15 @@ class Extractor(Protocol):
 
 
 @runtime_checkable
+class ScoredExtractor(Extractor, Protocol):
+    """An Extractor that also says how sure it is: each answer with the model's log
+    probability of it (0 is certain). EXTRACT drops a category the text does not
+    state when the model was unsure of it."""
+
+    def extract_scored(self, items: Sequence[tuple[str, str]]) -> list[tuple[str, float]]: ...
+
+
+@runtime_checkable
 class Segmenter(Protocol):
     """Sentence splitting and named entities (spaCy)."""
 

@@ -111,6 +111,17 @@ def test_values_with_a_word_or_number_of_their_own_stay(answer):
         is not None
 
 
+@pytest.mark.parametrize("answer, expected", [
+    ("to Bangkok", "Bangkok"), ("hiking on", "hiking"), ("Yaowarat with", "Yaowarat"),
+    ("The Pantheon", "The Pantheon"), ("Statue of Liberty", "Statue of Liberty"), ("on", None),
+])
+def test_a_span_loses_the_preposition_it_was_cut_with(answer, expected):
+    from engine.operators.extract import answered
+    text = ("text: I did hiking on 2019/04/02. On 1999/07/11 Ana and I went to Bangkok, Thailand. "
+            "I ate Indian food at Yaowarat with Ana. I visited The Pantheon and the Statue of Liberty.")
+    assert answered(answer, text, "place") == expected
+
+
 def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     from engine.operators.extract import answered
     text = "source: spotify | kind: music_stream | title: The Stone Joness – Worry | text: Listened to Worry"
@@ -165,3 +176,30 @@ def test_of_a_joined_rows_answers_one_of_the_vocabulary_the_key_asks_for_wins():
     row = Row({"source": "calendar", "kind": "calendar_event", "title": "Football", "text": text}, ["a", "b"])
     assert _ask(PerText(), "cuisine", [row]) == ["italian"]
     assert _ask(PerText(), "what", [row]) == ["football"]  # no vocabulary: the first answer written in its text
+
+
+def test_a_category_the_text_does_not_name_is_kept_only_where_the_model_was_sure():
+    from engine.operators.extract import GUESS_LOGPROB, _ask
+    from engine.plan.rows import Row
+
+    class Scored:
+        def __init__(self, logprob):
+            self.logprob = logprob
+
+        def extract(self, items):
+            raise AssertionError("the scored answers are used")
+
+        def extract_scored(self, items):
+            return [("italian", self.logprob) for _ in items]
+
+    rows = [Row({"source": "netflix", "kind": "episode_stream", "title": "Before Kitchen: Season 1",
+                 "text": "Watched Before Kitchen on Netflix."}, ["n"]),
+            Row({"source": "calendar", "kind": "calendar_event", "title": "Italian dinner with Ana",
+                 "text": "Calendar event: Italian dinner with Ana"}, ["c"]),
+            Row({"source": "journal", "kind": "note", "title": "Note", "text": "We had risotto."}, ["j"])]
+    unsure, sure = Scored(GUESS_LOGPROB - 0.3), Scored(GUESS_LOGPROB + 0.3)
+    # a guess is dropped; what the text names stays, however unsure the model was
+    assert _ask(unsure, "cuisine", rows) == [None, "italian", None]
+    assert _ask(sure, "cuisine", rows) == ["italian", "italian", "italian"]  # inferred, and sure of it
+    # keys that ask for no vocabulary keep the model's answer
+    assert _ask(unsure, "dish", rows) == ["italian", "italian", "italian"]

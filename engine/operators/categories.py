@@ -63,6 +63,20 @@ def of_its_vocabulary(answer, attr: str) -> bool:
     return vocab is not None and isinstance(answer, str) and answer.strip().lower() in vocab
 
 
+def asks_for_a_category(attr: str) -> bool:
+    """Whether ``attr`` asks for a member of a vocabulary ("cuisine", "weekday")."""
+    return _vocabulary_of(attr) is not None
+
+
+def stated(answer, text: str, attr: str) -> bool:
+    """Whether ``text`` names ``answer`` as the member of the vocabulary ``attr`` asks
+    for ("Italian" in "Italian dinner with Ana" for "cuisine"); False for an answer
+    outside that vocabulary or one inferred ("italian" from "we had risotto")."""
+    vocab = _vocabulary_of(attr)
+    pattern = vocab.get(answer.strip().lower()) if vocab is not None and isinstance(answer, str) else None
+    return pattern is not None and pattern.search(text) is not None
+
+
 def named_category(answer: str | None, text: str, attr: str = "") -> str | None:
     """``answer``, or the one member of its vocabulary that ``text`` names where the
     text does not name ``answer`` itself (see the module docstring). Asked for a

@@ -24,6 +24,11 @@ class CT2Extractor:
         self.path = Path(model_dir)
 
     def extract(self, items: Sequence[tuple[str, str]]) -> list[str]:
+        return [answer for answer, _ in self.extract_scored(items)]
+
+    def extract_scored(self, items: Sequence[tuple[str, str]]) -> list[tuple[str, float]]:
+        """Each answer with its log probability under the model (greedy decoding's
+        summed token log probabilities; 0 is certain)."""
         if self._translator is None:
             raise RuntimeError(f"extractor {self.path} is closed")
         items = list(items)
@@ -34,10 +39,10 @@ class CT2Extractor:
         order = sorted(range(len(items)), key=lambda i: len(sources[i].tokens))
         results = self._translator.translate_batch(
             [sources[i].tokens for i in order], max_batch_size=self._batch_size, beam_size=1,
-            max_decoding_length=32)
-        out = [""] * len(items)
+            max_decoding_length=32, return_scores=True)
+        out: list[tuple[str, float]] = [("", 0.0)] * len(items)
         for i, r in zip(order, results):
-            out[i] = fmt.decode(items[i][0], sources[i].words, r.hypotheses[0])
+            out[i] = (fmt.decode(items[i][0], sources[i].words, r.hypotheses[0]), float(r.scores[0]))
         return out
 
     def close(self) -> None:

@@ -339,6 +339,19 @@ def test_argmax_and_argmin_carry_the_winners_evidence_and_report_ties():
     assert empty.value is None and empty.ids == frozenset()
 
 
+def test_argmax_names_a_value_not_the_group_of_rows_without_one():
+    # "which cuisine do I go for most": the meals whose cuisine the extractor did not find
+    # are the biggest group, and no cuisine
+    data = rows(*[{"cuisine": None}] * 4, *[{"cuisine": "japanese"}] * 3, {"cuisine": "greek"})
+    groups = group_by(node('GROUP_BY(l=RETRIEVE(query="q"), attr_names=["cuisine"])'), data, ctx())
+    top = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="cuisine", val_attr_name="count")'),
+                      groups, ctx())
+    assert top.value == "japanese" and top.ids == {"e4", "e5", "e6"} and "without a 'cuisine'" in top.note
+    none = arg_extreme(node('ARGMAX(l=RETRIEVE(query="q"), arg_attr_name="cuisine", val_attr_name="count")'),
+                       groups[:1] if groups[0].get("cuisine") is None else groups[-1:], ctx())
+    assert none.value is None and "no row has a 'cuisine'" in none.note
+
+
 def test_argmax_over_groups_of_two_keys_names_both():
     # "which month of which year": the month alone would not say which August
     data = rows({"year": 2006, "month": 8}, {"year": 2006, "month": 8}, {"year": 2007, "month": 8},

@@ -166,9 +166,12 @@ def arg_extreme(node: N.ArgMin | N.ArgMax, rows: list[Row], ctx: OperatorContext
     op = node.OP
     best: list[Row] = []
     best_val: Any = None
+    # "which cuisine most" names a cuisine: the group of events with none (where the
+    # extractor found no cuisine) is no answer, however big
+    unnamed = [row for row in rows if row.get(node.arg_attr_name) is None and row.get(node.val_attr_name) is not None]
     for row in rows:
         v = row.get(node.val_attr_name)
-        if v is None:
+        if v is None or row.get(node.arg_attr_name) is None:
             continue
         if not best:
             best, best_val = [row], v
@@ -183,12 +186,14 @@ def arg_extreme(node: N.ArgMin | N.ArgMax, rows: list[Row], ctx: OperatorContext
         elif equal:
             best.append(row)
     if not best:
-        return Scalar(None, frozenset(), "no row has a value")
+        return Scalar(None, frozenset(), f"no row has a {node.arg_attr_name!r}" if unnamed else "no row has a value")
     winner = best[0]
     note = ""
     if len(best) > 1:
         note = (f"tie at {best_val!r} between " +
                 ", ".join(repr(_winner(r, node.arg_attr_name)) for r in best[:5]) + "; the first is shown")
+    if unnamed:
+        note = "; ".join(filter(None, [note, f"{len(unnamed)} row(s) without a {node.arg_attr_name!r} left out"]))
     return Scalar(_winner(winner, node.arg_attr_name), winner.ids, note,
                   tuple(_winner(r, node.arg_attr_name) for r in best[1:]))
 

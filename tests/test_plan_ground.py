@@ -10,7 +10,7 @@ from engine.plan.ground import (count_distinct_things, count_instead_of_adding_t
                                 drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
-                                places_as_extracted,
+                                names_as_mentioned, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
 
 RUNS = 'RETRIEVE(query="running")'
@@ -464,6 +464,59 @@ def test_other_comparisons_stay(condition):
     plan = parse_plan(f'FILTER(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city", "tags"], '
                       f'attr_types=[str, str]), filter=lambda e: {condition})')
     assert places_as_extracted(plan, "which trips?") is plan
+
+
+def test_extracted_places_and_people_the_question_names_also_match_as_mentioned():
+    plan = parse_plan('EXTRACT(l=FILTER(l=EXTRACT(l=RETRIEVE(query="visited Bangkok, Thailand"), '
+                      'attr_names=["person", "place"], attr_types=[str, str]), filter=lambda e: e["place"] in '
+                      '["Bangkok, Thailand", "Bangkok"] and e["person"] == "Valentina" and year(e.start) == 1999), '
+                      'attr_names=["place"], attr_types=[str])')
+    grounded = names_as_mentioned(plan, "Which places in Bangkok, Thailand did I visit with Valentina in 1999?")
+    assert print_plan(grounded) == (
+        'EXTRACT(l=FILTER(l=EXTRACT(l=RETRIEVE(query="visited Bangkok, Thailand"), attr_names=["person", "place"], '
+        'attr_types=[str, str]), filter=lambda e: (e["place"] in ["Bangkok, Thailand", "Bangkok"] '
+        'or contains(e.title, "Bangkok") or contains(e.text, "Bangkok")) and (e["person"] == "Valentina" '
+        'or contains(e.title, "Valentina") or contains(e.text, "Valentina")) and year(e.start) == 1999), '
+        'attr_names=["place"], attr_types=[str])')
+    assert not validate_plan(grounded)
+    # every name of a list is a mention
+    plan = parse_plan('FILTER(l=EXTRACT(l=RETRIEVE(query="dinner"), attr_names=["people"], attr_types=[str]), '
+                      'filter=lambda e: e["people"] in ["Ana", "Leo"])')
+    assert print_plan(names_as_mentioned(plan, "dinners with Ana or Leo")).endswith(
+        'filter=lambda e: e["people"] in ["Ana", "Leo"] or contains(e.title, "Ana") or contains(e.text, "Ana") '
+        'or contains(e.title, "Leo") or contains(e.text, "Leo"))')
+
+
+def test_the_place_a_question_asks_for_places_in_is_none_of_them():
+    plan = parse_plan('APPLY(l=GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="place I visited"), '
+                      'filter=lambda e: contains(e.text, "Rome")), attr_names=["place"], attr_types=[str]), '
+                      'attr_names=["place"]), fct=len)')
+    question = "How many places did I visit in Rome, Italy?"
+    grounded = places_in_a_place_are_not_it(plan, question)
+    assert print_plan(grounded) == (
+        'APPLY(l=GROUP_BY(l=FILTER(l=EXTRACT(l=FILTER(l=RETRIEVE(query="place I visited"), '
+        'filter=lambda e: contains(e.text, "Rome")), attr_names=["place"], attr_types=[str]), '
+        'filter=lambda e: not contains("Rome, Italy", e["place"])), attr_names=["place"]), fct=len)')
+    assert not validate_plan(grounded)
+    # grounding a plan grounded before (the plan cache) changes nothing
+    assert print_plan(places_in_a_place_are_not_it(grounded, question)) == print_plan(grounded)
+    # other questions and keys stay
+    assert places_in_a_place_are_not_it(plan, "How many places did I visit in 2019?") is plan
+    cities = parse_plan('EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str])')
+    assert places_in_a_place_are_not_it(cities, "Which places in Italy did I visit?") is cities
+
+
+@pytest.mark.parametrize("condition", [
+    'e["person"] != "Valentina"',          # a negation keeps its meaning
+    'e["cuisine"] == "Italian"',           # a category, not a place or a name
+    'e["city"] == "Paris"',                # a name the question does not say
+    'e["city"] == "rome"',                 # a source's own lower-case value
+    'e.title == "Valentina"',              # no extracted attribute
+])
+def test_other_conditions_are_not_widened(condition):
+    plan = parse_plan('FILTER(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["person", "city", "cuisine"], '
+                      f'attr_types=[str, str, str]), filter=lambda e: {condition})')
+    assert names_as_mentioned(plan, "Did I eat Italian food in Rome with Valentina?") is plan
 
 
 GROUPED = f'GROUP_BY(l=EXTRACT(l={MEALS}, {CUISINES}), attr_names=["cuisine"])'

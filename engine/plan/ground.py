@@ -553,6 +553,89 @@ def places_as_extracted(plan: N.PlanNode, question: str) -> N.PlanNode:
     return _each_filter(plan, rewrite)
 
 
+# extracted attributes that hold a place or someone's name
+_PLACE_KEYS = re.compile(r"^(city|cities|town|country|countries|place|places|location|destination|region|"
+                         r"venue|restaurant|sight|landmark|attraction)$", re.I)
+
+
+def names_as_mentioned(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "Which places in Bangkok, Thailand did I visit with Valentina?", the
+    planner kept the rows whose extracted place was Bangkok and whose extracted
+    person was "Valentina": 0 of 19 diary days of that trip, which say "I visited
+    Grand Palace ... with Elizabeth, Valentina, Emery" (the place is the palace, the
+    people are three). A condition that an extracted place or person is a name the
+    question says (``e["person"] == "Valentina"``, ``e["city"] in ["Rome, Italy",
+    "Rome"]``) also holds where the event mentions the name (``... or
+    contains(e.text, "Valentina")``; "Rome" for "Rome, Italy"). The extracted value
+    still counts where the text does not say it (a workout's city kept as an
+    attribute). Otherwise ``plan`` itself."""
+    def widen(node: N.Filter) -> N.PlanNode:
+        var = node.filter.params[0]
+        extracted = _extracted(node.l)
+        parts = X.conjuncts(node.filter.body)
+        new = [_or_mentioned(c, var, extracted, question) for c in parts]
+        if all(a is b for a, b in zip(new, parts)):
+            return node
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
+    return _each_filter(plan, widen)
+
+
+def _or_mentioned(c: X.Expr, var: str, extracted: set[str], question: str) -> X.Expr:
+    """``c`` or a mention of the names it compares with (see ``names_as_mentioned``);
+    ``c`` itself where it is no such comparison."""
+    asks = (isinstance(c, X.Compare) and c.ops in (("==",), ("in",))) or (
+        isinstance(c, X.Call) and c.func == "contains")
+    read, names = X.attributes_read(c, var), _texts(c)
+    if not (asks and read and names and read <= extracted and all(_named_key(a) for a in read)
+            and all(v != v.lower() and _words_of(v, question) for v in names)):
+        return c
+    said = dict.fromkeys((m.group("place") if (m := _PLACE_IN.match(v)) else v).strip() for v in names)
+    mentions = " or ".join(f"contains({var}.title, {json.dumps(n)}) or contains({var}.text, {json.dumps(n)})"
+                           for n in said)
+    either = parse_expression(mentions, (var,))
+    return X.BoolOp("or", (c, *(either.values if isinstance(either, X.BoolOp) and either.op == "or" else (either,))))
+
+
+# "places did I visit in Rome, Italy", "places in Bangkok, Thailand", "sights in Paris"
+_PLACES_IN = re.compile(r"\b(?:places|sights|landmarks|attractions)\b[^?.!]*?\bin\s+"
+                        r"(?P<place>[A-Z][\w'-]*(?:(?:\s+|,\s*)[A-Z][\w'-]*)*)")
+_SIGHT_KEYS = re.compile(r"^(place|places|sight|sights|landmark|landmarks|attraction|attractions)$", re.I)
+
+
+def places_in_a_place_are_not_it(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many places did I visit in Rome, Italy?", the plan extracted the
+    place of each note that mentions Rome, and the notes "I visited Rome, Italy for 4
+    days" gave "Rome": 6 places for 5. The place a question asks for places in is
+    none of them: above an EXTRACT of places, a FILTER keeps the rows whose place is
+    not (a part of) it, ``not contains("Rome, Italy", e["place"])``. Otherwise
+    ``plan`` itself."""
+    m = _PLACES_IN.search(question)
+    if m is None:
+        return plan
+    around = json.dumps(m.group("place"))
+
+    def kept(node: N.Extract) -> X.Lambda | None:
+        keys = [k for k in node.attr_names if _SIGHT_KEYS.match(k)]
+        if not keys:
+            return None
+        return X.Lambda(("e",), parse_expression(
+            " and ".join(f"not contains({around}, e[{json.dumps(k)}])" for k in keys), ("e",)))
+
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, N.Qud):
+            return node
+        if isinstance(node, N.Filter) and isinstance(node.l, N.Extract) and node.filter == kept(node.l):
+            return replace(node, l=with_children(node.l, rewrite))  # a plan grounded before (the plan cache)
+        node = with_children(node, rewrite)
+        condition = kept(node) if isinstance(node, N.Extract) else None
+        return node if condition is None else N.Filter(node, condition)
+    return rewrite(plan)
+
+
+def _named_key(attr: str) -> bool:
+    return bool(_PLACE_KEYS.match(attr) or PEOPLE_KEYS.match(attr))
+
+
 # "food I ate after playing football": two activities in one search phrase
 _RELATED = re.compile(r"^(?P<a>.+?)\s+(?P<rel>after|while|during)\s+(?P<b>.+)$", re.I)
 # what follows "after" that is a time, not an activity ("after 6pm", "after work", "after June")

@@ -451,7 +451,7 @@ def _ask(extractor, key: str, rows: list[Row]) -> list[Any]:
             title = r.get("title") if k == 0 else None
             queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
             owner.append(n)
-    scored = getattr(extractor, "extract_scored", None)
+    scored = getattr(extractor, "extract_scored", None)  # a ScoredExtractor
     answers = scored(queries) if scored is not None else [(a, 0.0) for a in extractor.extract(queries)]
     if len(answers) != len(queries):
         raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")

@@ -241,11 +241,8 @@ def count_trips(plan: N.PlanNode, question: str) -> N.PlanNode:
         named = [v for c in said for v in _texts(c) if any(_words_of(v, q) for q in queries)]
         if not named:
             return node
-        place = (m.group("place") if (m := _PLACE_IN.match(named[0])) else named[0]).strip()
-        mentions = parse_expression(f"contains({var}.title, {json.dumps(place)}) or "
-                                    f"contains({var}.text, {json.dumps(place)})", (var,))
         dropped.update(*(X.attributes_read(c, var) for c in said))
-        kept = [c for c in parts if c not in said] + [mentions]
+        kept = [c for c in parts if c not in said] + [X.BoolOp("or", _mentions(var, named[:1]))]
         return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(kept)))
     rows = _each_filter(plan.l, trim)
     for name in sorted(dropped):
@@ -589,11 +586,15 @@ def _or_mentioned(c: X.Expr, var: str, extracted: set[str], question: str) -> X.
     if not (asks and read and names and read <= extracted and all(_named_key(a) for a in read)
             and all(v != v.lower() and _words_of(v, question) for v in names)):
         return c
+    return X.BoolOp("or", (c, *_mentions(var, names)))
+
+
+def _mentions(var: str, names: list[str]) -> tuple[X.Expr, ...]:
+    """That the event's title or text mentions one of ``names`` ("Rome" for "Rome,
+    Italy"), as the parts of an ``or``."""
     said = dict.fromkeys((m.group("place") if (m := _PLACE_IN.match(v)) else v).strip() for v in names)
-    mentions = " or ".join(f"contains({var}.title, {json.dumps(n)}) or contains({var}.text, {json.dumps(n)})"
-                           for n in said)
-    either = parse_expression(mentions, (var,))
-    return X.BoolOp("or", (c, *(either.values if isinstance(either, X.BoolOp) and either.op == "or" else (either,))))
+    return tuple(parse_expression(f"contains({var}.{field}, {json.dumps(n)})", (var,))
+                 for n in said for field in ("title", "text"))
 
 
 # "places did I visit in Rome, Italy", "places in Bangkok, Thailand", "sights in Paris"

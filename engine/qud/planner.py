@@ -167,9 +167,9 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     where the plan extracts who was there, joining two activities one search phrase
     or one filter relates, and searching without qualifiers the question never
     says, and comparing extracted places with "Rome" as well as "Rome, Italy", and
-    keeping rows that mention the place or person an extracted value is compared with, and
-    not counting Rome among the places in Rome, and answering "which ... most" with one group; each where the rewritten plan is
-    valid."""
+    keeping rows that mention the place or person an extracted value is compared
+    with, and not counting Rome among the places in Rome, and answering "which ...
+    most" with one group; each where the rewritten plan is valid."""
     for rule in (drop_ungrounded_filters, count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows,
                  count_distinct_things, count_trips, count_orders, first_or_last_time, days_since_the_last_time,
                  group_by_month_of_year, group_by_the_time_asked_for,

@@ -664,6 +664,29 @@ def test_index_vectors_follow_the_store_and_the_embedder(store):
     again.close()
 
 
+def test_an_irrelevant_group_is_revived_only_where_the_embedder_agrees_with_the_reranker(store):
+    """The reranker passed Netflix episodes of "Before Kitchen" for "restaurant meal",
+    and the whole of Netflix came back into questions about meals."""
+    add(store, retrieval_life())
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+
+    class ConcertEmbedder(FakeEmbedder):
+        WORDS = ("concert", "live")  # the songs are nowhere near a concert
+        dimension = len(WORDS)
+
+    def revived(**settings):
+        embedder = ConcertEmbedder()
+        index = RetrievalIndex(store, embedder=embedder)
+        result = execute('RETRIEVE(query="muse concert")', store,
+                         Models(patterns=patterns, reranker=FakeReranker(""), embedder=embedder),
+                         today=TODAY, retrieve_settings=RetrieveSettings(**settings), index=index)
+        index.close()
+        return [n for st in result.nodes for n in st.notes if "search hits pass the reranker" in n]
+
+    assert revived(revive_similarity=None)  # the reranker alone: the songs' group comes back
+    assert not revived()
+
+
 class DiaryEmbedder(FakeEmbedder):
     WORDS = ("run", "swim", "pasta", "meeting")
     dimension = len(WORDS)

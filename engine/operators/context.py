@@ -65,6 +65,12 @@ class RetrieveSettings:
     rerank_window: int = 0
     rerank_outside_window: int = 32
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
+    # ... and a hit that passes it revives the group only where its nearest passage is
+    # this close to the query in the embedder's space (cosine): the reranker passed
+    # Netflix episodes of "Before Kitchen" (0.34-0.39) for "restaurant meal", and the
+    # whole of Netflix came back into "which cuisine" and "which city" questions, while
+    # a song for "songs by The Honey Walshs" is 0.65. None: the reranker alone revives
+    revive_similarity: float | None = 0.45
     rerank_threshold: float = 0.5
     # a relevant group whose value patterns the classifier tells apart ("activity: Yoga"
     # among workouts for "yoga class") loses the events of its irrelevant values

@@ -789,8 +789,14 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                 top[g].append(e)
         checks = [e for es in top.values() for e in es]
         if checks:
-            scores = score_events(ctx.models.reranker, query, checks)
-            revived = _revived(top, dict(zip((e.id for e in checks), scores)), settings.rerank_threshold)
+            scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+            if settings.revive_similarity is not None and not names_something(query):
+                # the embedder must agree (an event it has no vectors for yet keeps its score);
+                # not on a name, which it places by spelling ("Diane Edwards")
+                near = _stored_similarities(ctx, query, checks)
+                scores = {i: sc if max(near.get(i) or [1.0]) >= settings.revive_similarity else float("-inf")
+                          for i, sc in scores.items()}
+            revived = _revived(top, scores, settings.rerank_threshold)
             for g in sorted(revived):
                 partial_groups.append(g)
                 decided.append(f"{describe_pattern(group_pattern(*g))} [irrelevant, but search hits pass "

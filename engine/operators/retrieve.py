@@ -5,7 +5,8 @@
 2. the PatternClassifier labels one pattern per (source, kind) in the store
    (``engine.retrieval.patterns``): a relevant group is kept *whole, from the store*
    (every Spotify play for "songs I listened to", not only those the search found),
-   an irrelevant one dropped. The Embedder checks the classifier's "relevant" against
+   an irrelevant one dropped unless its best search hits pass the reranker and (but
+   for a query naming someone) are near the query for the Embedder. The Embedder checks the classifier's "relevant" against
    siblings: a kind far below another kind of the same source ("music_stream" beside
    "podcast_stream" for "podcast episode"), a group whose values it tells apart
    ("activity: yoga" well above "activity: running" for "yoga class"), or a group

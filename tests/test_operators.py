@@ -997,6 +997,11 @@ def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
     ("played a song", "journal", "note", False),
     ("TV episode", "netflix", "episode_stream", True),    # "tv" is two letters, and said
     ("TV episode", "spotify", "podcast_stream", False),
+    # the source and what one does with its events
+    ("watched Netflix", "netflix", "episode_stream", True),
+    ("watched Netflix", "spotify", "podcast_stream", False),
+    ("Netflix", "netflix", "episode_stream", False),       # which of its kinds: the classifier decides
+    ("watched a documentary on Netflix", "netflix", "episode_stream", False),
 ])
 def test_a_query_that_names_a_kind_and_nothing_more(query, source, kind, named):
     from engine.operators.retrieve import _names_the_kind

@@ -485,6 +485,13 @@ def test_extracted_places_and_people_the_question_names_also_match_as_mentioned(
     assert print_plan(names_as_mentioned(plan, "dinners with Ana or Leo")).endswith(
         'filter=lambda e: e["people"] in ["Ana", "Leo"] or contains(e.title, "Ana") or contains(e.text, "Ana") '
         'or contains(e.title, "Leo") or contains(e.text, "Leo"))')
+    # a mail's addresses
+    plan = parse_plan('APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="mail from Patrick Perry"), attr_names=["direction", '
+                      '"to"], attr_types=[str, str]), filter=lambda e: e["direction"] == "received" and e["to"] == '
+                      '"Patrick Perry"), fct=len)')
+    assert 'e["direction"] == "received" and (e["to"] == "Patrick Perry" or contains(e.title, "Patrick Perry") or ' \
+        'contains(e.text, "Patrick Perry"))' in print_plan(
+            names_as_mentioned(plan, "How many times did I receive mail from Patrick Perry in total?"))
 
 
 def test_the_place_a_question_asks_for_places_in_is_none_of_them():

@@ -550,9 +550,10 @@ def places_as_extracted(plan: N.PlanNode, question: str) -> N.PlanNode:
     return _each_filter(plan, rewrite)
 
 
-# extracted attributes that hold a place or someone's name
+# extracted attributes that hold a place or someone's name (a mail's "to" and "from" as well)
 _PLACE_KEYS = re.compile(r"^(city|cities|town|country|countries|place|places|location|destination|region|"
                          r"venue|restaurant|sight|landmark|attraction)$", re.I)
+_ADDRESS_KEYS = re.compile(r"^(to|from|cc|bcc|author|organi[sz]er)$", re.I)
 
 
 def names_as_mentioned(plan: N.PlanNode, question: str) -> N.PlanNode:
@@ -565,7 +566,9 @@ def names_as_mentioned(plan: N.PlanNode, question: str) -> N.PlanNode:
     "Rome"]``) also holds where the event mentions the name (``... or
     contains(e.text, "Valentina")``; "Rome" for "Rome, Italy"). The extracted value
     still counts where the text does not say it (a workout's city kept as an
-    attribute). Otherwise ``plan`` itself."""
+    attribute). So does a mail's extracted "to" or "from": asked "How many times did
+    I receive mail from Patrick Perry?", the plan compared ``e["to"]`` (addresses) with
+    his name: 0 for 8. Otherwise ``plan`` itself."""
     def widen(node: N.Filter) -> N.PlanNode:
         var = node.filter.params[0]
         extracted = _extracted(node.l)
@@ -634,7 +637,7 @@ def places_in_a_place_are_not_it(plan: N.PlanNode, question: str) -> N.PlanNode:
 
 
 def _named_key(attr: str) -> bool:
-    return bool(_PLACE_KEYS.match(attr) or PEOPLE_KEYS.match(attr))
+    return bool(_PLACE_KEYS.match(attr) or PEOPLE_KEYS.match(attr) or _ADDRESS_KEYS.match(attr))
 
 
 # "food I ate after playing football": two activities in one search phrase

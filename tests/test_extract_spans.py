@@ -85,6 +85,17 @@ def test_named_category(answer, text, expected):
     ("street food", "I ate street food at Mozao.", "cuisine", "street food"),  # none named: as it was
     ("football", "Football, then Italian and Greek food.", "cuisine", "football"),  # two named: no telling
     ("Lorch Park", "Football at Lorch Park, Italian dinner after.", "place", "Lorch Park"),  # not a category key
+    # an answer of another vocabulary is the one of the asked vocabulary the text names, or none
+    ("usd", "Had risotto at Brasserie Kjeldsen with Elena Roger. Paid 1769 $.", "cuisine", None),
+    ("eur", "Korean dinner at Trattoria Zorrilla. Paid €6.", "cuisine", "korean"),
+    ("monday", "Paid 20 € on Mon.", "currency", "eur"),
+    # a symbol several currencies share is one of them
+    ("pln", "Your order of a Quaerat X2 mouse has shipped. Amount charged: 130,82 kr.", "currency", "sek"),
+    ("pln", "Receipt: 1 x Redi speaker, kr 75.17.", "currency", "sek"),
+    ("nok", "Receipt: 1 x Redi speaker, kr 75.17.", "currency", "nok"),
+    ("eur", "Bought a lamp for 18.99 $.", "currency", "usd"),
+    ("brl", "Paid R$ 40 for lunch.", "currency", "brl"),
+    ("pln", "Paid 40 for lunch.", "currency", "pln"),  # nothing written: as it was
 ])
 def test_a_category_key_takes_the_one_member_the_text_names(answer, text, attr, expected):
     assert named_category(answer, text, attr) == expected
@@ -156,6 +167,26 @@ def test_who_was_there_is_a_name_or_no_one():
     assert answered("heart", text, "organ") == "heart"  # other keys as they were
 
 
+@pytest.mark.parametrize("answer, text, expected", [
+    ("Jade Canali. Paid", "Had dim sum at The Blod Table with Jade Canali. Paid 176,00 kr.", "Jade Canali"),
+    ("Heidelinde Taskinen at Trattoria Heras",
+     "Lunch with Heidelinde Taskinen at Trattoria Heras, West Karen.", "Heidelinde Taskinen"),
+    ("Flora and Vincent picked", "Flora and Vincent picked me up.", "Flora and Vincent"),
+    ("Larsson loved", "We saw Frapper Gardens. Larsson loved it.", "Larsson"),
+    ("J. Smith", "Coffee with J. Smith.", "J. Smith"),  # an initial
+    ("Dr. Okafor", "Check-up with Dr. Okafor at the clinic.", "Dr. Okafor"),  # a title
+])
+def test_who_was_there_stops_where_the_people_end(answer, text, expected):
+    from engine.operators.extract import answered
+    assert answered(answer, text, "with") == expected
+
+
+def test_other_keys_keep_the_words_after_a_name():
+    from engine.operators.extract import answered
+    text = "Heidelinde Taskinen at Trattoria Heras"
+    assert answered(text, f"Talk: {text}.", "title") == text
+
+
 def test_a_list_is_made_whole_only_for_keys_that_ask_who():
     from engine.operators.extract import answered
     text = "Ended up at Thai Orchid with Dorothy, Neil and Michael for dinner."
@@ -201,5 +232,28 @@ def test_a_category_the_text_does_not_name_is_kept_only_where_the_model_was_sure
     # a guess is dropped; what the text names stays, however unsure the model was
     assert _ask(unsure, "cuisine", rows) == [None, "italian", None]
     assert _ask(sure, "cuisine", rows) == ["italian", "italian", "italian"]  # inferred, and sure of it
-    # keys that ask for no vocabulary keep the model's answer
-    assert _ask(unsure, "dish", rows) == ["italian", "italian", "italian"]
+    # asked for no vocabulary, an unsure member of one the text does not name is a guess too
+    assert _ask(unsure, "dish", rows) == [None, "italian", None]
+    assert _ask(sure, "dish", rows) == ["italian", "italian", "italian"]
+
+
+def test_an_unsure_span_is_no_guess():
+    from engine.operators.extract import GUESS_LOGPROB, _ask
+    from engine.plan.rows import Row
+
+    class Scored:
+        def extract_scored(self, items):
+            return [("strawberries", GUESS_LOGPROB - 1) for _ in items]
+
+    row = Row({"source": "journal", "kind": "note", "title": "Note",
+               "text": "I went grocery shopping. I bought some strawberries and tea."}, ["j"])
+    assert _ask(Scored(), "fruit", [row]) == ["strawberries"]
+
+
+@pytest.mark.parametrize("answer", ["", " | ", None])
+def test_no_answer_to_a_category_key_is_the_one_member_the_text_names(answer):
+    from engine.operators.extract import answered
+    assert answered(answer, "Malaysian dinner with Eric at The Northern Table.", "kind of food") == "malaysian"
+    assert answered(answer, "Malaysian and Thai dishes at the fair.", "kind of food") is None  # two: no telling
+    assert answered(answer, "Dinner with Eric.", "cuisine") is None
+    assert answered(answer, "Malaysian dinner with Eric.", "restaurant") is None  # no vocabulary asked for

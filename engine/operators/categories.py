@@ -48,7 +48,7 @@ _VOCABULARIES: list[dict[str, re.Pattern]] = [
 
 # the vocabulary an attribute's name asks for ("cuisine", "meal_cuisine", "weekday")
 _KEY_VOCABULARY = [(re.compile(r"week_?day|day_of_(?:the_)?week"), 0), (re.compile(r"currenc"), 1),
-                   (re.compile(r"cuisine"), 2)]
+                   (re.compile(r"cuisine|(?:type|kind|style)_of_food|food_(?:style|type|kind)"), 2)]
 
 
 def _vocabulary_of(attr: str) -> dict[str, re.Pattern] | None:
@@ -82,19 +82,60 @@ def named_category(answer: str | None, text: str, attr: str = "") -> str | None:
     text does not name ``answer`` itself (see the module docstring). Asked for a
     member of a vocabulary by ``attr`` ("cuisine"), an answer outside it is the one
     member the text names: the cuisine of a football match and the Italian dinner
-    after it was "football"."""
+    after it was "football". An answer of another vocabulary than the one ``attr``
+    asks for is no answer where the text names none of it: asked the cuisine of
+    "Had risotto ... Paid 1769 $.", the model answered "usd"."""
     if not isinstance(answer, str):
         return answer
     key = answer.strip().lower()
+    asked = _vocabulary_of(attr)
     for vocab in _VOCABULARIES:
         if key not in vocab:
             continue
+        if asked is not None and asked is not vocab:
+            return _the_one_named(asked, text, None)
         return answer if vocab[key].search(text) else _the_one_named(vocab, text, answer)
+    return answer if asked is None else _the_one_named(asked, text, answer)
+
+
+def the_one_named(text: str, attr: str) -> str | None:
+    """The one member of the vocabulary ``attr`` asks for that ``text`` names; None
+    where it asks for none, or the text names none or several. Where the model
+    answers nothing, this is the answer: asked the "kind of food" of "Malaysian
+    dinner with Eric Barłóg at The Northern Table", it answered "" (-1.3)."""
     vocab = _vocabulary_of(attr)
-    return answer if vocab is None else _the_one_named(vocab, text, answer)
+    return None if vocab is None else _the_one_named(vocab, text, None)
 
 
-def _the_one_named(vocab: dict[str, re.Pattern], text: str, otherwise: str) -> str:
-    """The one member of ``vocab`` that ``text`` names; ``otherwise`` for none or several."""
+def _the_one_named(vocab: dict[str, re.Pattern], text: str, otherwise: str | None) -> str | None:
+    """The one member of ``vocab`` that ``text`` names; for none or several,
+    ``otherwise``, unless the text writes a symbol that several members share
+    ("kr") and ``otherwise`` is none of them: then the first of those (the model
+    answered "pln" for "130,82 kr", which is Swedish, Norwegian or Danish crowns,
+    never złoty)."""
     named = [k for k, pattern in vocab.items() if pattern.search(text)]
-    return named[0] if len(named) == 1 else otherwise
+    if len(named) == 1:
+        return named[0]
+    if otherwise is not None and vocab is _VOCABULARIES[1] and not named:
+        for symbol, members in _SHARED_SYMBOLS:
+            if symbol.search(text) and otherwise.strip().lower() not in members:
+                return members[0]
+    return otherwise
+
+
+# currency symbols that stand for several currencies, and those: the first is the
+# one taken where the text says no more ("$" is the US dollar, as in _CURRENCIES)
+_SHARED_SYMBOLS = [(re.compile(r"(?<!\w)kr\.?(?!\w)|\d\s?kr(?!\w)"), ("sek", "nok", "dkk")),
+                   (re.compile(r"(?<![A-Za-z])\$"), ("usd", "cad", "aud", "mxn"))]
+
+
+def guessed(answer, text: str, attr: str) -> bool:
+    """Whether ``answer`` is a member of a vocabulary that ``text`` does not name:
+    one ``attr`` asks for (the cuisine of a Netflix episode), or one the model
+    answered although ``attr`` asks for none ("indian" as the fruit a shopping list
+    names). A span of the text is no guess."""
+    if asks_for_a_category(attr):
+        return not stated(answer, text, attr)
+    key = answer.strip().lower() if isinstance(answer, str) else None
+    vocab = next((v for v in _VOCABULARIES if key in v), None)
+    return vocab is not None and vocab[key].search(text) is None

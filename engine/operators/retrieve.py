@@ -6,9 +6,10 @@
    (``engine.retrieval.patterns``): a relevant group is kept *whole, from the store*
    (every Spotify play for "songs I listened to", not only those the search found),
    an irrelevant one dropped unless its best search hits pass the reranker and (but
-   for a query naming someone) are near the query for the Embedder. The Embedder checks the classifier's "relevant" against
-   siblings: a kind far below another kind of the same source ("music_stream" beside
-   "podcast_stream" for "podcast episode"), a group whose values it tells apart
+   for a query naming someone) are near the query for the Embedder. The Embedder
+   checks the classifier's "relevant" against siblings: a kind far below another
+   kind of the same source ("music_stream" beside "podcast_stream" for "podcast
+   episode"), a group whose values it tells apart
    ("activity: yoga" well above "activity: running" for "yoga class"), or a group
    whose shared value lies well below another source's ("activity: Run" on every
    Strava workout) is judged as a partial group instead;
@@ -718,8 +719,8 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
     top = max(near[i] for i in events)
     bar = max(settings.accept_similarity, top - settings.accept_band)
     accepted = sorted((i for i in events if near[i] >= bar), key=lambda i: -near[i])
-    ctx.note(f"{len(accepted)} event{'s' if len(accepted) != 1 else ''} kept without the reranker: a sentence within cosine {bar:.2f} of the query "
-             f"(the nearest: {top:.2f})")
+    ctx.note(f"{len(accepted)} event{'s' if len(accepted) != 1 else ''} kept without the reranker: "
+             f"a sentence within cosine {bar:.2f} of the query (the nearest: {top:.2f})")
     return accepted
 
 

@@ -195,11 +195,34 @@ def test_a_place_is_the_venue_or_sight_a_text_names_not_its_city():
     places = [e for e in exs if e.key == "place"]
     assert places and {e.attribute for e in places} == {"sight", "restaurant"}
     # a sight's note names its city too, and the city is asked for by other words
-    sights = [e for e in places if e.attribute == "sight"]
+    sights = [e for e in places if e.attribute == "sight" and e.value]  # not the "absent" examples
     assert sights and all(e.text[e.span[0]:e.span[1]] == e.value for e in sights)
     cities = [e for e in exs if e.attribute == "city" and e.template.startswith("sightseeing")]
     assert cities and not any(e.key == "place" for e in cities)
     assert not {e.value for e in sights} & {e.value for e in cities}
+
+
+def test_food_asks_for_the_dish_a_text_names_and_cuisine_for_its_kind():
+    exs = list(itertools.islice(extract_data.examples(4, "train"), 6000))
+    # a text that names a dish is asked for it and for the restaurant or person beside it
+    by_text: dict[str, set[str]] = {}
+    for e in exs:
+        if e.template.startswith("restaurant/") and "{dish}" in extract_data.TEMPLATES["restaurant"][
+                int(e.template.split("/")[1])] and "{person}" in extract_data.TEMPLATES["restaurant"][
+                int(e.template.split("/")[1])]:
+            by_text.setdefault(e.text, set()).add(e.attribute)
+    assert by_text and all("dish" in a and a & {"restaurant", "person"} for a in by_text.values())
+    foods = [e for e in exs if e.key in ("food", "dish")]
+    assert foods and {e.attribute for e in foods} == {"dish"}
+    assert all(e.text[e.span[0]:e.span[1]] == e.value for e in foods if e.value)  # copied as written
+    assert not any(e.key == "food" for e in exs if e.attribute == "cuisine")
+    # dishes are entities: dev never names a dish train does (beyond the cuisines' own
+    # dishes and the kinds of food no cuisine names: "local food", "street food")
+    known = {d for dishes in extract_data.CUISINES.values() for d in dishes} | {
+        f"{w} food" for w in ("local", "street", "home-made", "fast")}
+    train = {e.value for e in foods} - known - {""}
+    dev = {e.value for e in itertools.islice(extract_data.examples(4, "dev"), 3000) if e.attribute == "dish"} - known - {""}
+    assert train and dev and not train & dev
 
 
 def test_length_batches_serve_every_example_once_in_similar_lengths():

@@ -44,6 +44,36 @@ _SIGHT_PATTERNS = ("{word} Museum", "National Museum of {word}", "{last} Palace"
                    "{last} Square", "Fort {last}", "{word} Bridge", "{word} Gardens", "Temple of the {word}",
                    "{last} Castle", "Mount {last}", "{word} Beach", "{word} Fountain", "Old {word} Quarter",
                    "Wat {word}", "The {word} Arch", "{last} Memorial", "{word} Falls", "{last} Opera House")
+# dishes a note says were cooked, baked or eaten, lower-case as notes write them
+_INGREDIENTS = ("cherry lemon apple mushroom spinach pumpkin chicken beef pork salmon tuna shrimp tofu "
+                "chickpea lentil potato tomato garlic ginger honey chocolate blueberry raspberry banana "
+                "pear plum peach apricot walnut almond coconut carrot zucchini eggplant pepper onion "
+                "cheese ricotta feta bacon sausage lamb cod mango lime orange cinnamon vanilla caramel "
+                "pecan hazelnut leek cabbage broccoli cauliflower kale corn bean rhubarb fig date").split()
+_DISH_BASES = ("cake pie tart crumble cobbler muffins bread soup stew curry salad risotto pasta "
+               "lasagna casserole pancakes waffles omelette quiche sandwich burger tacos wraps "
+               "skewers roast stir-fry noodles dumplings cookies brownies scones danish loaf pudding "
+               "chowder gratin fritters sliders bowl").split() + ["bundt cake", "skillet cake", "fried rice"]
+_DISH_ADJ = "easy spicy grilled homemade roasted baked creamy crispy slow-cooked classic vegan quick".split()
+
+
+def _dish(rng: random.Random) -> str:
+    a, b = rng.sample(_INGREDIENTS, 2)
+    base = rng.choice(_DISH_BASES)
+    pattern = rng.randrange(6)
+    if pattern == 0:
+        return f"{a} {base}"
+    if pattern == 1:
+        return f"{rng.choice(_DISH_ADJ)} {a} {base}"
+    if pattern == 2:
+        return f"{a}-{b} {base}"
+    if pattern == 3:
+        return f"{base} with {a}"
+    if pattern == 4:
+        return f"{a} and {b} {base}"
+    return f"{rng.choice(_DISH_ADJ)} {base}"
+
+
 _BAND_PATTERNS = ("The {word}s", "{word} {word2}", "{first} {last}", "{first} and the {word}s",
                   "DJ {first}", "{last}", "{word} Club", "{first} {last} Trio")
 
@@ -104,6 +134,7 @@ class EntitySource:
             "episode": self._title_words,
             "restaurant": self._restaurant,
             "sight": self._sight,
+            "dish": lambda: _dish(self.rng),
             "store": lambda: self._fk().company().split(",")[0],
             "email": lambda: self._fk().email(),
         }

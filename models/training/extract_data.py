@@ -29,10 +29,19 @@ from dataclasses import dataclass, field
 from models.extractor_format import words_of
 from models.training.entities import EntitySource, Split
 
-GENERATOR_VERSION = "extract-11"
+GENERATOR_VERSION = "extract-13"
 # taken by experiments given up: extract-8 (absent share 0.25), extract-10 (songs, episodes and
 # step counts asked for a city or restaurant: places 80% -> 75%, persona names 68% -> 38%)
 
+# extract-13: as extract-12, with each text that names a dish asked for it and for the
+# restaurant or person beside it, and meals named by their cuisine ("Thai food at
+# ..."): extract-12's model answered "Japanese food" for the place, the restaurant
+# and the food of "I ate Japanese food at Mozao with Elizabeth ..." alike.
+# extract-12 (taken): "food" and "dish" ask for the dish a text names, copied
+# ("cherry skillet cake"); "food" was one of the cuisine's key phrases, and no key asked for a dish, so
+# asked the food of "I had dinner with Grace. I ate a burger." the model answered
+# "indian", and of "I was baking easy cherry skillet cake", "mexican". Dishes are
+# entities (``entities._dish``), split like names; texts of cooking, baking and meals.
 # extract-11: "place" asks for the venue or sight a text names, not its city. With
 # "place" among the city's key phrases and no text naming a sight, the model answered
 # "Thailand" for the place of "During my trip to Bangkok, Thailand, I visited Grand
@@ -42,7 +51,7 @@ GENERATOR_VERSION = "extract-11"
 # Buckets the dev figures are reported by.
 BUCKET = {
     "person": "name", "artist": "name", "attendee": "name", "sender": "name",
-    "city": "place", "country": "place", "restaurant": "place", "street": "place", "sight": "place",
+    "dish": "dish", "city": "place", "country": "place", "restaurant": "place", "street": "place", "sight": "place",
     "product": "product", "store": "product", "company": "product",
     "cuisine": "categorical", "activity": "categorical", "weekday": "categorical",
     "currency": "categorical", "amount": "quantity",
@@ -72,7 +81,9 @@ KEY_PHRASES = {
     "amount": ["amount", "price", "cost", "total", "how much", "money spent"],
     "currency": ["currency", "currency code", "paid in"],
     "restaurant": ["restaurant", "venue", "eatery", "restaurant name", "where did we eat", "place"],
-    "cuisine": ["cuisine", "type of food", "food style", "kind of food", "cuisine type", "food"],
+    "cuisine": ["cuisine", "type of food", "food style", "kind of food", "cuisine type"],
+    "dish": ["dish", "food", "what did I eat", "what I ate", "what was cooked", "what was baked", "recipe",
+             "dishes", "what did we have", "food eaten"],
     "weekday": ["weekday", "day of week", "day of the week", "which day"],
     "company": ["company", "organisation", "organization", "employer", "firm"],
     "street": ["address", "street", "street address"],
@@ -162,7 +173,16 @@ TEMPLATES: dict[str, list[str]] = {
         "I heard their {dish} is amazing.",
         "{cuisine_word} dinner with {person} at {restaurant}, {city}.",
         "Lunch @ {restaurant}. With {person}. {cuisine_word}.",
+        "Ate {cuisine_food} at {restaurant} with {person} during our stay in {city}.",
         "Had {dish} at {restaurant} with {person}. Paid {price}.",
+    ],
+    "cooking": [
+        "Baked {dish} with {person} this afternoon.",
+        "Made {dish} for dinner on {weekday_text}.",
+        "Lunch with {person} — I ate {dish}.",
+        "Home cooking with {person}: {dish}.",
+        "Grabbed {dish} for lunch in {city}.",
+        "Tried a new recipe on {weekday_text}: {dish}, for {person} and me.",
     ],
     "calendar": [
         "Meeting with {attendee} at {company}, {street}, {city} on {weekday_text}.",
@@ -201,6 +221,7 @@ WRAPPERS = {
     "workout": [("strava", "workout"), ("health", "workout"), ("journal", "note")],
     "purchase": [("mail", "mail"), ("amazon", "purchase"), ("journal", "note")],
     "restaurant": [("journal", "note"), ("mail", "mail"), ("calendar", "calendar_event")],
+    "cooking": [("journal", "note"), ("calendar", "calendar_event")],
     "calendar": [("calendar", "calendar_event"), ("mail", "mail")],
     "travel": [("mail", "mail"), ("calendar", "calendar_event"), ("journal", "note")],
     "sightseeing": [("journal", "note"), ("calendar", "calendar_event"), ("mail", "mail")],
@@ -334,10 +355,22 @@ class EventRenderer:
                 pool = CUISINE_WORDS[-DEV_CUISINE_WORDS:] if self.split == "dev" else CUISINE_WORDS[:-DEV_CUISINE_WORDS]
                 value, copied_as = r.choice(pool), None
                 normalised.append(("cuisine", value.lower()))
+            elif slot == "cuisine_food":
+                # "Thai food", "street food": the dish as written, and its cuisine if one
+                pool = CUISINE_WORDS[-DEV_CUISINE_WORDS:] if self.split == "dev" else CUISINE_WORDS[:-DEV_CUISINE_WORDS]
+                word = r.choice(pool + ["local", "street", "home-made", "fast"])
+                value, copied_as = f"{word} food", "dish"
+                if word[0].isupper():
+                    normalised.append(("cuisine", word.lower()))
             elif slot == "dish":
-                cuisine = r.choice(sorted(CUISINES))
-                value, copied_as = r.choice(CUISINES[cuisine]), None
-                normalised.append(("cuisine", cuisine))
+                # a dish of a known cuisine (its cuisine inferred), or one of any
+                if r.random() < 0.4:
+                    cuisine = r.choice(sorted(CUISINES))
+                    value = r.choice(CUISINES[cuisine])
+                    normalised.append(("cuisine", cuisine))
+                else:
+                    value = e.draw("dish")
+                    drawn.append(value)
             elif slot == "price":
                 # the amount is copied as written ("12,50 €"); EXTRACT's float coercion
                 # reads the number, so the model needs no arithmetic on digits
@@ -397,8 +430,16 @@ def examples(seed: int, split: Split, *, keys_per_text: int = 2,
             # normalised categories are a small share of the attributes and the
             # slowest to learn (a mapping, not a copy): ask for one more often
             _first_to_front(names, lambda n: attrs[n][1] is None)
+        asked = keys_per_text
+        if "dish" in attrs:
+            # the dish and the restaurant or person beside it, from one text: which is which
+            _first_to_front(names, lambda n: n in ("restaurant", "person"))
+            _first_to_front(names, lambda n: n == "dish")
+            if split == "train" and CATEGORY_FIRST:
+                _first_to_front(names, lambda n: attrs[n][1] is None)
+            asked += 1
         tag = f"{kind}/{index}"
-        for name in names[:keys_per_text]:
+        for name in names[:asked]:
             value, span = attrs[name]
             yield Example(text, rng.choice(KEY_PHRASES[name]), value, name, span, tag, unseen, entities)
         if rng.random() < absent_share:

@@ -664,6 +664,21 @@ def test_other_sums_keep_their_attribute(question, attr):
 
 
 
+@pytest.mark.parametrize("question, attr, timed", [
+    ("how many hours did i spend on sports in total", "duration", "duration_hours"),
+    ("how many minutes did i spend running in Nov 2021", "time", "time_minutes"),
+])
+def test_a_time_in_no_unit_is_extracted_in_the_unit_asked_for(question, attr, timed):
+    plan = parse_plan(f'SUM(l=EXTRACT(l={RUNS_NOV}, attr_names=["{attr}"], attr_types=[float]), attr_name="{attr}")')
+    grounded = add_up_the_time_asked_for(plan, question)
+    assert print_plan(grounded) == (f'SUM(l=EXTRACT(l={RUNS_NOV}, attr_names=["{timed}"], attr_types=[float]), '
+                                    f'attr_name="{timed}")')
+    assert not validate_plan(grounded)
+    assert add_up_the_time_asked_for(grounded, question) is grounded  # once is enough
+    # "how much time" names no unit: as it was
+    assert add_up_the_time_asked_for(plan, "how much time did i spend on sports") is plan
+
+
 @pytest.mark.parametrize("question, counted", [
     ("How often did I order something on Amazon in total", "orders"),
     ("did i buy stuff on amazon a lot last month? how many times", "orders"),

@@ -329,18 +329,49 @@ def add_up_the_time_asked_for(plan: N.PlanNode, question: str) -> N.PlanNode:
     the runs' extracted ``distance_km``: 82.69 for 478 minutes. A SUM or AVG of an
     extracted attribute that is no time, for a question that asks for minutes or
     hours, adds up the events' durations in that unit instead
-    (``MAP(l=..., fct=lambda e: in_minutes(duration(e)), res_name="minutes")``).
+    (``MAP(l=..., fct=lambda e: in_minutes(duration(e)), res_name="minutes")``); a
+    time in no unit is extracted in the unit asked for (:func:`_in_the_unit_asked`).
     Otherwise ``plan`` itself."""
     m = _TIME_ASKED.search(question)
-    if not (m and isinstance(plan, (N.Sum, N.Avg)) and plan.attr_name in _extracted(plan.l)
-            and not _TIME_ATTRIBUTE.search(plan.attr_name)):
+    if not (m and isinstance(plan, (N.Sum, N.Avg)) and plan.attr_name in _extracted(plan.l)):
         return plan
     unit = (m.group("a") or m.group("b") or "minutes").lower()
+    if _TIME_ATTRIBUTE.search(plan.attr_name):
+        return _in_the_unit_asked(plan, m.group("a") or m.group("b"))
     rows = _without_extract(plan.l, plan.attr_name)
     if rows is plan.l:
         return plan
     spent = parse_expression(f"in_{unit}(duration(e))", ("e",))
     return type(plan)(N.Map(rows, X.Lambda(("e",), spent), unit), unit)
+
+
+_IN_A_UNIT = re.compile(r"(?:^|_)(?:s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?)$", re.I)
+
+
+def _in_the_unit_asked(plan: N.Sum | N.Avg, unit: str | None) -> N.PlanNode:
+    """Asked "how many hours did i spend on sports in total", the planner added up an
+    extracted ``duration`` in no unit: the model read "33" off "33 min" or the
+    calories off a workout (17,474 for 192.9). A time extracted without a unit in its
+    name is extracted in the unit the question asks for (``duration_hours``), which
+    EXTRACT reads off an attribute in any unit (``duration_min``) or the event's
+    span. Otherwise ``plan`` itself."""
+    name = plan.attr_name
+    if unit is None or _IN_A_UNIT.search(name):
+        return plan
+    timed = f"{name}_{unit.lower()}"
+    rows = _renamed_extract(plan.l, name, timed)
+    return plan if rows is plan.l else type(plan)(rows, timed)
+
+
+def _renamed_extract(plan: N.PlanNode, name: str, new: str) -> N.PlanNode:
+    """``plan`` with ``name`` extracted as ``new``, looking down through FILTERs that do
+    not read it; unchanged when anything else is in the way."""
+    if isinstance(plan, N.Filter) and name not in X.attributes_read(plan.filter.body, plan.filter.params[0]):
+        inner = _renamed_extract(plan.l, name, new)
+        return plan if inner is plan.l else replace(plan, l=inner)
+    if isinstance(plan, N.Extract) and name in plan.attr_names:
+        return replace(plan, attr_names=tuple(new if n == name else n for n in plan.attr_names))
+    return plan
 
 
 def _extracted(plan: N.PlanNode) -> set[str]:

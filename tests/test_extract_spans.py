@@ -146,6 +146,12 @@ def test_a_span_that_runs_into_the_next_field_keeps_its_words():
     (", Patrick Bell, Wayne Atkins", "Players: Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins.",
      "Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins"),
     ("Lisandro", "Beverley, Lisandro and Eutimio and I went to Tratto.", "Beverley, Lisandro and Eutimio"),
+    # the first name of the first person, cut off after a colon, like the others have theirs
+    ("Murray, Susanne Delannoy", "Players: Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins.",
+     "Emily Murray, Susanne Delannoy, Patrick Bell, Wayne Atkins"),
+    ("Kim", "With Kim, Ana Lopez, Leo Park.", "Kim, Ana Lopez, Leo Park"),  # no name before it
+    ("Murray, Susanne Delannoy, Patrick Bell", "Players: Emily Murray, Susanne Delannoy, Patrick Bell",
+     "Emily Murray, Susanne Delannoy, Patrick Bell"),  # the answer a list already
     # two first names or two full names and a comma are people
     ("Layla", "I spent 20 talking to Everly, Layla on various topics.", "Everly, Layla"),
     ("Sarah", "I spent 24 talking to Sarah, Elizabeth on various topics.", "Sarah, Elizabeth"),

@@ -208,6 +208,16 @@ def whole_list(answer: str | None, text: str) -> str | None:
         start = sep.start() - len(" ".join(words))
         items += 1
     listed = text[start:end]
+    lengths = [len(part.split()) for part in re.split(r",|\s(?:and|&)\s", listed)]
+    if len(lengths) >= 3 and lengths[0] < min(lengths[1:]) and text[:start].endswith((" ", "\t")):
+        # the first name cut as the others are not: "Murray, Susanne Delannoy, Flora
+        # Cammarata" of "Players: Emily Murray, Susanne Delannoy, ..." (a name after a
+        # colon starts a sentence, where whole_name does not reach)
+        head = text[:start].rstrip(" \t")
+        before = head.split()[-1] if head.split() else ""
+        if _name_word(before) and before[-1].isalnum():
+            start, items = len(head) - len(before), max(items, len(lengths))
+            listed = text[start:end]
     if items == 1:
         return answer
     if items == 2 and not re.search(r"\s(?:and|&)\s", listed):

@@ -133,7 +133,8 @@ def guessed(answer, text: str, attr: str) -> bool:
     """Whether ``answer`` is a member of a vocabulary that ``text`` does not name:
     one ``attr`` asks for (the cuisine of a Netflix episode), or one the model
     answered although ``attr`` asks for none ("indian" as the fruit a shopping list
-    names). A span of the text is no guess."""
+    names). Asked for none, a span of the text is no guess; asked for a vocabulary,
+    an answer outside it is one ("football" as a cuisine)."""
     if asks_for_a_category(attr):
         return not stated(answer, text, attr)
     key = answer.strip().lower() if isinstance(answer, str) else None

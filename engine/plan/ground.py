@@ -350,8 +350,8 @@ _IN_A_UNIT = re.compile(r"(?:^|_)(?:s|secs?|seconds?|mins?|minutes?|h|hrs?|hours
 
 def _in_the_unit_asked(plan: N.Sum | N.Avg, unit: str | None) -> N.PlanNode:
     """Asked "how many hours did i spend on sports in total", the planner added up an
-    extracted ``duration`` in no unit: the model read "33" off "33 min" or the
-    calories off a workout (17,474 for 192.9). A time extracted without a unit in its
+    extracted ``duration`` in no unit: the model found none in "Running workout: 48
+    min, ..." or read the calories off it (17,474 for 192.9). A time extracted without a unit in its
     name is extracted in the unit the question asks for (``duration_hours``), which
     EXTRACT reads off an attribute in any unit (``duration_min``) or the event's
     span. Otherwise ``plan`` itself."""

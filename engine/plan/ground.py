@@ -364,14 +364,9 @@ def _in_the_unit_asked(plan: N.Sum | N.Avg, unit: str | None) -> N.PlanNode:
 
 
 def _renamed_extract(plan: N.PlanNode, name: str, new: str) -> N.PlanNode:
-    """``plan`` with ``name`` extracted as ``new``, looking down through FILTERs that do
-    not read it; unchanged when anything else is in the way."""
-    if isinstance(plan, N.Filter) and name not in X.attributes_read(plan.filter.body, plan.filter.params[0]):
-        inner = _renamed_extract(plan.l, name, new)
-        return plan if inner is plan.l else replace(plan, l=inner)
-    if isinstance(plan, N.Extract) and name in plan.attr_names:
-        return replace(plan, attr_names=tuple(new if n == name else n for n in plan.attr_names))
-    return plan
+    """``plan`` with ``name`` extracted as ``new`` (see :func:`_at_the_extract`)."""
+    return _at_the_extract(plan, name, lambda node: replace(
+        node, attr_names=tuple(new if n == name else n for n in node.attr_names)))
 
 
 def _extracted(plan: N.PlanNode) -> set[str]:
@@ -786,14 +781,21 @@ def _counts_things(question: str, attr_name: str) -> bool:
 
 
 def _without_extract(plan: N.PlanNode, name: str) -> N.PlanNode:
-    """``plan`` without ``name`` in the EXTRACT that gives it, looking down through
-    FILTERs that do not read it; unchanged when anything else is in the way."""
+    """``plan`` without ``name`` in the EXTRACT that gives it (see :func:`_at_the_extract`)."""
+    def drop(node: N.Extract) -> N.PlanNode:
+        kept = [(n, t) for n, t in zip(node.attr_names, node.attr_types) if n != name]
+        if not kept:
+            return node.l
+        return replace(node, attr_names=tuple(n for n, _ in kept), attr_types=tuple(t for _, t in kept))
+    return _at_the_extract(plan, name, drop)
+
+
+def _at_the_extract(plan: N.PlanNode, name: str, change: Callable[[N.Extract], N.PlanNode]) -> N.PlanNode:
+    """``plan`` with ``change`` made to the EXTRACT that gives ``name``, looking down
+    through FILTERs that do not read it; unchanged when anything else is in the way."""
     if isinstance(plan, N.Filter) and name not in X.attributes_read(plan.filter.body, plan.filter.params[0]):
-        inner = _without_extract(plan.l, name)
+        inner = _at_the_extract(plan.l, name, change)
         return plan if inner is plan.l else replace(plan, l=inner)
     if isinstance(plan, N.Extract) and name in plan.attr_names:
-        kept = [(n, t) for n, t in zip(plan.attr_names, plan.attr_types) if n != name]
-        if not kept:
-            return plan.l
-        return replace(plan, attr_names=tuple(n for n, _ in kept), attr_types=tuple(t for _, t in kept))
+        return change(plan)
     return plan

@@ -129,6 +129,13 @@ _SHARED_SYMBOLS = [(re.compile(r"(?<!\w)kr\.?(?!\w)|\d\s?kr(?!\w)"), ("sek", "no
                    (re.compile(r"(?<![A-Za-z])\$"), ("usd", "cad", "aud", "mxn"))]
 
 
+def vocabulary_named(answer) -> str | None:
+    """Which vocabulary ``answer`` is a member of: "weekday", "currency", "cuisine", or None."""
+    key = answer.strip().lower() if isinstance(answer, str) else None
+    return next((name for name, vocab in zip(("weekday", "currency", "cuisine"), _VOCABULARIES) if key in vocab),
+                None)
+
+
 def guessed(answer, text: str, attr: str) -> bool:
     """Whether ``answer`` is a member of a vocabulary that ``text`` does not name:
     one ``attr`` asks for (the cuisine of a Netflix episode), or one the model

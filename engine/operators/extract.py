@@ -21,7 +21,7 @@ from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
-from engine.operators.categories import guessed, named_category, of_its_vocabulary, the_one_named
+from engine.operators.categories import guessed, named_category, of_its_vocabulary, the_one_named, vocabulary_named
 from engine.operators.spans import whole_list, whole_name
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
@@ -364,8 +364,17 @@ _MONEY_KEYS = re.compile(r"total|amount|price|cost|spen[dt]|paid|pay|money|fee|c
 
 def _fits(key: str, value: Any) -> bool:
     """Whether ``value`` can be the ``key`` of an event: "lots" (of energy), "I
-    really" or "running" are no people; names are written like names."""
-    if not (isinstance(value, str) and PEOPLE_KEYS.search(key)):
+    really" or "running" are no people; names are written like names. A weekday is
+    the answer only to a key about time, a currency only to one about money: asked
+    the food of "Italian dinner with Ana at Osteria da Hänel on Friday", the model
+    answered "Friday"."""
+    if not isinstance(value, str):
+        return True
+    named = vocabulary_named(value)
+    if named == "weekday" and not _DATE_KEYS.search(key) or \
+            named == "currency" and not (_MONEY_KEYS.search(key) or re.search("currenc", key, re.I)):
+        return False
+    if not PEOPLE_KEYS.search(key):
         return True
     return value != value.lower() and value.split()[0].lower() not in _PRONOUNS
 

@@ -44,6 +44,8 @@ _VOCABULARIES: list[dict[str, re.Pattern]] = [
     {k: re.compile(rf"(?<![\w$]){v}(?!\w)") for k, v in vocab.items()}
     for vocab in (_WEEKDAYS, _CURRENCIES, {k: re.escape(v) for k, v in _CUISINES.items()})
 ]
+# the same by name
+_NAMED = dict(zip(("weekday", "currency", "cuisine"), _VOCABULARIES))
 
 
 # the vocabulary an attribute's name asks for ("cuisine", "meal_cuisine", "weekday")
@@ -116,7 +118,7 @@ def _the_one_named(vocab: dict[str, re.Pattern], text: str, otherwise: str | Non
     named = [k for k, pattern in vocab.items() if pattern.search(text)]
     if len(named) == 1:
         return named[0]
-    if otherwise is not None and vocab is _VOCABULARIES[1] and not named:
+    if otherwise is not None and vocab is _NAMED["currency"] and not named:
         for symbol, members in _SHARED_SYMBOLS:
             if symbol.search(text) and otherwise.strip().lower() not in members:
                 return members[0]
@@ -132,8 +134,7 @@ _SHARED_SYMBOLS = [(re.compile(r"(?<!\w)kr\.?(?!\w)|\d\s?kr(?!\w)"), ("sek", "no
 def vocabulary_named(answer) -> str | None:
     """Which vocabulary ``answer`` is a member of: "weekday", "currency", "cuisine", or None."""
     key = answer.strip().lower() if isinstance(answer, str) else None
-    return next((name for name, vocab in zip(("weekday", "currency", "cuisine"), _VOCABULARIES) if key in vocab),
-                None)
+    return next((name for name, vocab in _NAMED.items() if key in vocab), None)
 
 
 def guessed(answer, text: str, attr: str) -> bool:
@@ -144,6 +145,5 @@ def guessed(answer, text: str, attr: str) -> bool:
     an answer outside it is one ("football" as a cuisine)."""
     if asks_for_a_category(attr):
         return not stated(answer, text, attr)
-    key = answer.strip().lower() if isinstance(answer, str) else None
-    vocab = next((v for v in _VOCABULARIES if key in v), None)
-    return vocab is not None and vocab[key].search(text) is None
+    named = vocabulary_named(answer)
+    return named is not None and _NAMED[named][answer.strip().lower()].search(text) is None

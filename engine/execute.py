@@ -23,7 +23,8 @@ from typing import Any
 from engine.operators import (ExecutionCancelled, Models, OperatorContext, OperatorError, OperatorRegistry,
                               RetrieveSettings, Scalar, UnknownOperatorError, default_registry)
 from engine.plan import check_plan, parse_plan
-from engine.plan.nodes import Filter, PlanNode, Retrieve, iter_nodes
+from engine.plan import expr as X
+from engine.plan.nodes import Filter, Join, PlanNode, Retrieve, iter_nodes
 from engine.plan.optimize import optimize
 from engine.plan.printer import print_plan
 from engine.plan.rows import Row
@@ -91,13 +92,22 @@ def execute(plan: str | PlanNode, store, models: Models | None = None, *, today:
 
 
 def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegistry,
-         stats: dict[str, NodeStats], progress: ProgressCallback | None, wanted=None):
+         stats: dict[str, NodeStats], progress: ProgressCallback | None, wanted=None, window: int = 0):
     ctx.check_cancel()
     spec = OPERATORS[node.OP]
-    # a FILTER right over a RETRIEVE tells it which events can matter (RetrieveSettings.rerank_window)
-    below = node.filter if isinstance(node, Filter) and isinstance(node.l, Retrieve) else None
-    inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress, below)
-              for p in spec.params if p.kind is ParamKind.PLAN]
+    if isinstance(node, Join) and isinstance(node.l2, Retrieve) and _same_day(node.condition) \
+            and ctx.retrieve.day_window:
+        # the days of the left side tell the search on the right which events can pair
+        left = _run(node.l1, f"{path}.l1", ctx, registry, stats, progress)
+        right = _run(node.l2, f"{path}.l2", ctx, registry, stats, progress, _on_the_days_of(left),
+                     ctx.retrieve.day_window)
+        inputs = [left, right]
+    else:
+        # a FILTER right over a RETRIEVE tells it which events can matter (RetrieveSettings.rerank_window)
+        below = node.filter if isinstance(node, Filter) and isinstance(node.l, Retrieve) else None
+        inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress, below,
+                       ctx.retrieve.rerank_window)
+                  for p in spec.params if p.kind is ParamKind.PLAN]
     ctx.check_cancel()
     st = stats[path]
     st.status = "running"
@@ -109,6 +119,7 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
         raise ExecutionError(str(exc), path=path, operator=node.OP) from exc
     ctx.notes = []
     ctx.wanted = wanted
+    ctx.window = window if wanted is not None else 0
     t0 = time.perf_counter()
     try:
         out = impl(node, *inputs, ctx)
@@ -123,7 +134,7 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
             progress(st)
         raise ExecutionError(f"step {node.OP} failed: {exc}", path=path, operator=node.OP) from exc
     finally:
-        ctx.wanted = None
+        ctx.wanted, ctx.window = None, 0
     st.ms = (time.perf_counter() - t0) * 1000
     st.rows = 1 if isinstance(out, Scalar) else len(out)
     st.notes = list(ctx.notes)
@@ -134,3 +145,25 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
     if progress:
         progress(st)
     return out
+
+
+def _same_day(condition: X.Expr) -> bool:
+    """Whether a JOIN pairs rows only on the same day: ``same_day(i1.start, i2.start)``,
+    alone or with other conditions."""
+    return any(isinstance(c, X.Call) and c.func == "same_day" and len(c.args) == 2
+               and all(isinstance(a, X.GetAttr) and a.name == "start" for a in c.args)
+               and {a.obj.name for a in c.args if isinstance(a.obj, X.Var)} == {"i1", "i2"}
+               for c in X.conjuncts(condition))
+
+
+def _on_the_days_of(rows) -> X.Lambda | None:
+    """A condition that keeps the rows starting on a day one of ``rows`` starts on
+    (local days, as ``same_day`` reads them); None for no rows or a scalar."""
+    if not isinstance(rows, list) or not rows:
+        return None
+    days = sorted({r.get("start").date() for r in rows if r.get("start") is not None})
+    if not days:
+        return None
+    dates = tuple(X.Call("date", (X.Const(d.year), X.Const(d.month), X.Const(d.day))) for d in days)
+    start = X.Call("date", (X.GetAttr(X.Var("e"), "start"),))
+    return X.Lambda(("e",), X.Compare(start, ("in",), (X.ListLit(dates),)))

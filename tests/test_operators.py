@@ -577,6 +577,50 @@ def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_s
     assert judge.pairs <= 10  # the search hits; an empty window brings no group whole
 
 
+def test_a_query_naming_one_kind_of_a_source_does_not_ask_for_its_other_kinds(store):
+    """The classifier called Spotify's podcast plays relevant for "listened to a
+    song", and May's 326 songs were counted as 333."""
+    add(store, retrieval_life())
+    patterns = FakePatterns({"music_stream": "relevant", "podcast_stream": "relevant"}, default="irrelevant")
+    result = execute('RETRIEVE(query="listened to a song")', store, Models(patterns=patterns), today=TODAY,
+                     retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    assert {r.get("kind") for r in result.rows} == {"music_stream"}
+
+
+def test_a_same_day_join_has_the_days_of_its_left_side_judged_on_the_right(store):
+    """Two years of diary days, a lunch on each and a museum visit on three: the
+    best search hits for "lunch" are other days', and the visits' lunches pair only
+    when the search on the right judges those days whole (day_window)."""
+    t = datetime(2022, 1, 1, 12, tzinfo=BERLIN)
+    visits = {100, 400, 650}
+    add(store, [ev("journal", "note", t + timedelta(days=i), 60, "Day", f"Lunch at the canteen, day {i}.")
+                for i in range(730)]
+        + [ev("journal", "note", t + timedelta(days=i, hours=3), 60, "Day", "I visited the Louvre museum.")
+           for i in sorted(visits)])
+    patterns = FakePatterns({}, default="partial")
+    plan = ('JOIN(l1=RETRIEVE(query="visited the Louvre"), l2=RETRIEVE(query="lunch"), '
+            'condition="same_day(i1.start, i2.start)")')
+    base = dict(verify_irrelevant=0, fts_candidates=5, sparse_candidates=5, rerank_per_group=5, rerank_whole_group=10)
+
+    class ByQuery(FakeReranker):  # each query's own word
+        def score(self, pairs):
+            self.pairs += len(pairs)
+            return [0.9 if ("louvre" if "Louvre" in q else "lunch") in text.lower() else 0.2 for q, text in pairs]
+
+    def lunches(**settings):
+        reranker = ByQuery("")
+        result = execute(plan, store, Models(patterns=patterns, reranker=reranker), today=TODAY,
+                         retrieve_settings=RetrieveSettings(**base, **settings))
+        return result, reranker
+    joined, reranker = lunches()
+    assert sorted(r.get("text").split(" | ")[1] for r in joined.rows) == [
+        f"Lunch at the canteen, day {i}." for i in sorted(visits)]
+    assert any("the 6 events the filter can keep are judged whole" in n for st in joined.nodes for n in st.notes)
+    assert reranker.pairs <= 3 + 5 + 6 + 32  # the visits' search, the days, and other days' best hits
+    off, _ = lunches(day_window=0)
+    assert len(off.rows) < 3  # the best search hits only: other days' lunches
+
+
 def test_names_are_runs_of_capitalised_words_after_the_first():
     assert names("travel to Miami, US") == [("Miami",), ("US",)]
     assert names("songs by The Sugar Gutiérrezs") == [("Sugar", "Gutiérrezs")]
@@ -1510,7 +1554,14 @@ def test_of_two_relevant_kinds_of_one_source_the_one_far_from_the_query_is_judge
                      Models(patterns=patterns, reranker=FakeReranker("podcast"), embedder=SportsEmbedder()),
                      today=TODAY, retrieve_settings=settings)
     assert [r.get("kind") for r in result.rows] == ["podcast_stream"]
-    assert any("kind: music_stream" in n and "sibling is much nearer" in n for n in result.nodes[0].notes)
+    # "podcast" names the kind and nothing more: the source's other kind is not asked for
+    assert any("kind: music_stream" in n and "names another kind" in n for n in result.nodes[0].notes)
+    # a query that says more than the kind: the embedder finds the sibling far
+    rated = execute('RETRIEVE(query="podcast ratings")', store,
+                    Models(patterns=patterns, reranker=FakeReranker("podcast"), embedder=SportsEmbedder()),
+                    today=TODAY, retrieve_settings=settings)
+    assert [r.get("kind") for r in rated.rows] == ["podcast_stream"]
+    assert any("kind: music_stream" in n and "sibling is much nearer" in n for n in rated.nodes[0].notes)
     # (the podcast about the music business is near "music" sentence by sentence: only
     # the reranker judges it here)
     songs = execute('RETRIEVE(query="music")', store,

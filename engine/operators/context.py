@@ -64,6 +64,12 @@ class RetrieveSettings:
     # same (9 of 36), persona p5's answers the same. Worth turning on with a better reranker
     rerank_window: int = 0
     rerank_outside_window: int = 32
+    # the search on the right of a same-day JOIN judges whole the events of the days the
+    # left side's rows start on, up to this many: asked "what did I eat on the day I
+    # visited Qutub Minar", "ate food" had 2,398 hits, none of them the five days' meals
+    # (a few diary days' events, unlike a month's, and the reranker told those meals
+    # apart: 0.56 against at most 0.21). 0: off
+    day_window: int = 400
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
     # ... and a hit that passes it revives the group only where its nearest passage is
     # this close to the query in the embedder's space (cosine): the reranker passed
@@ -129,6 +135,9 @@ class OperatorContext:
     # the condition of a FILTER directly over the RETRIEVE being run ("in October 2005"):
     # RETRIEVE judges the events that can pass it, not search hits of other years
     wanted: Lambda | None = None
+    # ... and how many of a big group's events RETRIEVE judges whole when they can
+    # pass it (RetrieveSettings.rerank_window under a FILTER, day_window under a JOIN)
+    window: int = 0
 
     @property
     def eval_context(self) -> EvalContext:

@@ -35,7 +35,8 @@
    "go to the grocery store with Chloe"). With ``rerank_window`` set, a RETRIEVE
    right under a FILTER that reads only times has the part of a big group the filter
    can keep judged whole (October 2005's diary days, not the best search hits of
-   every year);
+   every year); so has, with ``day_window``, the RETRIEVE on the right of a same-day
+   JOIN the days of the left side's rows (the meals of the days a tower was visited);
 6. events from different sources whose time spans mostly coincide are merged into one row
    (union of key-value pairs and spans; provenance = both ids).
 
@@ -224,6 +225,12 @@ def _names_the_kind(query: str, source: str, kind: str) -> bool:
 
 
 _KIND_NOUNS = {k: said_words(" ".join(nouns)) for k, (nouns, _) in KIND_WORDS.items()}
+
+
+def _says_a_word_of_the_kind(query: str, kind: str) -> bool:
+    """The query says a word of ``kind`` or one a question calls it by ("chat" of
+    "chat_conversation")."""
+    return bool(said_words(query) & (stems(kind.replace("_", " ")) | _KIND_NOUNS.get(kind, set())))
 
 
 def _half_names_the_kind(query: str, kind: str) -> bool:
@@ -761,7 +768,13 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     # conversation" a calendar's "Just chatting" evenings came within the embedder's
     # reach of the query, and 2023's 192 conversations were counted as 233
     sourced = {s for (s, _, _), n in zip(groups, named) if n and stems(s.replace("_", " ")) & said_words(query)}
+    # ... nor for the other kinds of the source of the kind it names, where it says no
+    # word of theirs: "listened to a song" is not about Spotify's podcasts, which the
+    # classifier called relevant (a count of May's songs came out 333, not 326); "chat"
+    # is about a chat log's conversations as much as its turns
+    naming = {s for (s, _, _), n in zip(groups, named) if n}
     group_labels = [KIND_NAMED if n else OTHER_KIND_NAMED if (sourced and s not in sourced) or (
+                    s in naming and not _says_a_word_of_the_kind(query, k)) or (
                     any(named) and _half_names_the_kind(query, k)) else lab
                     for (s, k, _), lab, n in zip(groups, group_labels, named)]
     doubted_groups = {(s, k) for (s, k, _), lab in zip(groups, group_labels) if lab == SIBLING_DOUBTED}
@@ -815,12 +828,12 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     sizes = {(s, k): n for s, k, n in groups}
     whole = [g for g in partial_groups if sizes[g] <= settings.rerank_whole_group] \
         if ctx.models.reranker is not None else []  # without a judge, a whole group would all be kept
-    windowed = ctx.wanted is not None and bool(settings.rerank_window)
+    windowed = ctx.wanted is not None and bool(ctx.window)
     in_window: dict[tuple[str, str], list[str]] = {}
     if windowed and ctx.models.reranker is not None:
         for g in partial_groups:
             if g not in whole and (ids := _ids_in_window(ctx, *g)) is not None \
-                    and len(ids) <= settings.rerank_window:
+                    and len(ids) <= ctx.window:
                 in_window[g] = ids
                 ctx.note(f"{describe_pattern(group_pattern(*g))}: the {len(ids)} events the filter can keep "
                          "are judged whole")

@@ -263,3 +263,21 @@ def test_no_answer_to_a_category_key_is_the_one_member_the_text_names(answer):
     assert answered(answer, "Malaysian and Thai dishes at the fair.", "kind of food") is None  # two: no telling
     assert answered(answer, "Dinner with Eric.", "cuisine") is None
     assert answered(answer, "Malaysian dinner with Eric.", "restaurant") is None  # no vocabulary asked for
+
+
+@pytest.mark.parametrize("answer", [None, "", "japanese"])
+def test_the_food_of_a_text_that_says_cuisine_food_is_that_food(answer):
+    from engine.operators.extract import answered
+    text = "I ate Japanese food at Moolchand with Elizabeth on 1999/04/26 when I was in New Delhi, India."
+    assert answered(answer, text, "food") == "Japanese food"
+    assert answered(answer, text, "dish") == "Japanese food"
+    # the kind of food is the cuisine, and other keys get nothing of it
+    assert answered("japanese", text, "cuisine") == "japanese"
+    assert answered(answer, text, "restaurant") == (None if not answer else "japanese")
+
+
+def test_a_dish_the_model_found_stays_beside_cuisine_food():
+    from engine.operators.extract import answered
+    assert answered("sushi", "I ate Japanese food: sushi at Mozao.", "food") == "sushi"
+    # two cuisines' food: no telling which, the model's answer stays
+    assert answered("", "I ate Thai food and Indian food.", "food") is None

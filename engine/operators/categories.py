@@ -147,3 +147,23 @@ def guessed(answer, text: str, attr: str) -> bool:
         return not stated(answer, text, attr)
     named = vocabulary_named(answer)
     return named is not None and _NAMED[named][answer.strip().lower()].search(text) is None
+
+
+# a key that asks what was eaten ("food", "dish", "meal_food"), not its kind
+_FOOD_KEY = re.compile(r"(?:^|_)(?:food|foods|dish|dishes|meal|meals)(?:$|_)")
+_CUISINE_FOOD = re.compile(r"(?<![\w$])(?P<c>(?:%s)) (?:food|cuisine|dishes)(?!\w)"
+                           % "|".join(sorted(map(re.escape, _CUISINES.values()), key=len, reverse=True)))
+
+
+def cuisine_food(answer, text: str, attr: str):
+    """Asked the food of "I ate Japanese food at Moolchand ...", the model answered
+    "japanese", or nothing: the food is "Japanese food", as the text writes it. Where
+    ``attr`` asks what was eaten (not its kind), and the answer is none or a cuisine,
+    the one "<cuisine> food" the text says is the answer; otherwise ``answer``."""
+    if not _FOOD_KEY.search(attr.lower()) or _vocabulary_of(attr) is not None:
+        return answer
+    if answer is not None and (not isinstance(answer, str) or answer.strip().lower() not in _NAMED["cuisine"]):
+        return answer
+    spans = {m.group(0) for m in _CUISINE_FOOD.finditer(text)
+             if answer is None or m.group("c").lower() == answer.strip().lower()}
+    return spans.pop() if len(spans) == 1 else answer

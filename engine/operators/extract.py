@@ -21,7 +21,8 @@ from dateutil import parser as dateparser
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
-from engine.operators.categories import guessed, named_category, of_its_vocabulary, the_one_named, vocabulary_named
+from engine.operators.categories import (cuisine_food, guessed, named_category, of_its_vocabulary, the_one_named,
+                                        vocabulary_named)
 from engine.operators.spans import whole_list, whole_name
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
@@ -202,10 +203,11 @@ def answered(a: Any, text: str, key: str = "") -> Any:
     cut with ("to Bangkok" of "went to Bangkok", "hiking on" of "I did hiking on
     2019/04/02"), people as the whole list they are named in
     (the key asks who: "people", "companion"), and a weekday, currency or cuisine
-    the text names wins over the model's guess, or stands in for no answer
-    (:mod:`categories`)."""
+    the text names wins over the model's guess, or stands in for no answer, as
+    does the "Japanese food" it says for the food eaten (:mod:`categories`)."""
     if a is None or isinstance(a, str) and _WORDLESS.match(a.strip("| ")):
-        return the_one_named(text, _norm(key))  # no answer: a cuisine the text names is one
+        # no answer: a cuisine the text names is one, and the food "Japanese food" it says
+        return cuisine_food(the_one_named(text, _norm(key)), text, _norm(key))
     if isinstance(a, str):
         a = a.strip().strip("|").strip()  # "Worry |": the title, and the field's end
         if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a) \
@@ -218,7 +220,7 @@ def answered(a: Any, text: str, key: str = "") -> Any:
             if not any(w[:1].isupper() for w in name.split()):
                 return None  # who was there is a name: the "people" of a run were "heart", "a 9.7"
             name = whole_list(name, text)
-        return named_category(name, text, _norm(key))
+        return cuisine_food(named_category(name, text, _norm(key)), text, _norm(key))
     return a
 
 

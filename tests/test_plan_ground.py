@@ -5,13 +5,15 @@ import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows, count_orders,
-                                count_trips,
+                                count_trips, years_as_said,
                                 add_up_the_time_asked_for, days_since_the_last_time,
                                 drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
-                                join_what_the_filter_relates, join_what_the_query_relates, one_answer_for_which_most,
+                                join_the_day_the_question_names, join_what_the_filter_relates,
+                                join_what_the_query_relates, one_answer_for_which_most,
                                 names_as_mentioned, places_as_extracted, places_in_a_place_are_not_it,
-                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says)
+                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
+                                search_without_the_time)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -216,6 +218,11 @@ def test_time_of_day_weekday_and_dates_the_question_asks_for_stay(question, plan
      'FILTER(l=RETRIEVE(query="visited 池田 Banh Mi"), filter=lambda e: year(e.start) == 2021)',
      'APPLY(l=FILTER(l=RETRIEVE(query="visited 池田 Banh Mi"), filter=lambda e: year(e.start) == 2021), fct=len)'),
     ("how often did I swim", 'RETRIEVE(query="swimming")', 'APPLY(l=RETRIEVE(query="swimming"), fct=len)'),
+    ("How many places did I visit in Rome, Italy?",
+     'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="visited Rome"), attr_names=["place"], attr_types=[str]), '
+     'attr_names=["place"])',
+     'APPLY(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="visited Rome"), attr_names=["place"], attr_types=[str]), '
+     'attr_names=["place"]), fct=len)'),
 ])
 def test_a_counting_question_answered_with_a_list_counts_it(question, plan, expected):
     assert print_plan(count_listed_rows(parse_plan(plan), question)) == expected
@@ -225,6 +232,9 @@ def test_a_counting_question_answered_with_a_list_counts_it(question, plan, expe
     ("How many km did I run?", f'EXTRACT(l={RUNS}, attr_names=["distance_km"], attr_types=[float])'),
     ("Which runs did I do in May?", f'FILTER(l={RUNS}, filter=lambda e: month(e.start) == 5)'),
     ("How many times did I run?", f'APPLY(l={RUNS}, fct=len)'),
+    ("How many songs did I play per artist?",
+     'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="songs I listened to"), attr_names=["artist"], attr_types=[str]), '
+     'attr_names=["artist"])'),
 ])
 def test_lists_that_are_no_count_stay(question, plan):
     node = parse_plan(plan)
@@ -689,3 +699,73 @@ def test_a_time_in_no_unit_is_extracted_in_the_unit_asked_for(question, attr, ti
 def test_counting_how_often_something_was_ordered_counts_orders(question, counted):
     node = parse_plan('APPLY(l=RETRIEVE(query="Amazon purchase"), fct=len)')
     assert print_plan(count_orders(node, question)) == f'APPLY(l=RETRIEVE(query="Amazon purchase"), fct={counted})'
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    ("How many times did I make chicken parmesan spaghetti after 2019?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="made chicken parmesan spaghetti"), filter=lambda e: year(e.start) >= 2019), '
+     'fct=len)',
+     'APPLY(l=FILTER(l=RETRIEVE(query="made chicken parmesan spaghetti"), filter=lambda e: year(e.start) > 2019), '
+     'fct=len)'),
+    ("which runs did I do before 2015 in May",
+     'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) <= 2015 and month(e.start) == 5)',
+     'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) < 2015 and month(e.start) == 5)'),
+])
+def test_after_a_year_is_from_the_next_year_on(question, plan, expected):
+    assert print_plan(years_as_said(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan", [
+    ("How many runs since 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) >= 2019)'),
+    ("How many runs after 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) > 2019)'),
+    ("How many runs after 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) >= 2018)'),
+])
+def test_years_said_otherwise_stay(question, plan):
+    node = parse_plan(plan)
+    assert years_as_said(node, question) is node
+
+
+def test_what_happened_on_the_day_of_an_activity_is_joined_by_the_day():
+    plan = parse_plan('EXTRACT(l=RETRIEVE(query="ate food in Qutub Minar"), attr_names=["food"], attr_types=[str])')
+    out = join_the_day_the_question_names(plan, "what did I eat on the day that I visited Qutub Minar?")
+    assert print_plan(out) == ('EXTRACT(l=JOIN(l1=RETRIEVE(query="visited Qutub Minar"), '
+                               'l2=RETRIEVE(query="ate food"), condition="same_day(i1.start, i2.start)"), '
+                               'attr_names=["food"], attr_types=[str])')
+    assert validate_plan(out) == []
+
+
+@pytest.mark.parametrize("question, plan", [
+    # the search is the activity itself: what was eaten is not in the plan to keep
+    ("what did I eat on the day that I visited Qutub Minar?", 'RETRIEVE(query="visited Qutub Minar")'),
+    # no day of an activity
+    ("What did I eat in Rome, Italy?",
+     'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="ate food in Rome, Italy"), attr_names=["food"], attr_types=[str]), '
+     'attr_names=["food"])'),
+    # already a join
+    ("What did I buy on the day I visited the Louvre?",
+     'JOIN(l1=RETRIEVE(query="visited the Louvre"), l2=RETRIEVE(query="bought something"), '
+     'condition="same_day(i1.start, i2.start)")'),
+])
+def test_plans_with_no_day_to_join_stay(question, plan):
+    node = parse_plan(plan)
+    assert join_the_day_the_question_names(node, question) is node
+
+
+@pytest.mark.parametrize("query, expected", [
+    ("running in Nov 2021", "running"), ("running in 2021", "running"), ("walks on Mondays", "walks"),
+    ("songs in the morning", "songs"), ("running last year", "running"),
+    ("ate in Rome", "ate in Rome"), ("running", "running"), ("in 2021", "in 2021"),
+])
+def test_a_search_under_a_time_filter_is_without_the_time(query, expected):
+    plan = parse_plan(f'FILTER(l=RETRIEVE(query="{query}"), filter=lambda e: year(e.start) == 2021)')
+    out = search_without_the_time(plan, "how many minutes did i spend running in Nov 2021")
+    assert out.l.query == expected
+    assert (out is plan) == (query == expected)
+
+
+def test_a_search_under_a_filter_on_no_time_keeps_its_words():
+    plan = parse_plan('FILTER(l=EXTRACT(l=RETRIEVE(query="songs in 2021"), attr_names=["artist"], attr_types=[str]), '
+                      'filter=lambda e: e["artist"] == "Muse")')
+    assert search_without_the_time(plan, "songs by Muse in 2021") is plan
+    plan = parse_plan('FILTER(l=RETRIEVE(query="songs in 2021"), filter=lambda e: contains(e.title, "Muse"))')
+    assert search_without_the_time(plan, "songs by Muse in 2021") is plan

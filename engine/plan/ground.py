@@ -286,10 +286,46 @@ def count_listed_rows(plan: N.PlanNode, question: str) -> N.PlanNode:
     """Asked "How many times did I go to 池田 Banh Mi in 2021?", the planner wrote the
     FILTER and stopped: the answer was a list of visits. A plan that ends in a list
     of rows, for a question that counts things (not units: "how many km"), becomes
-    ``APPLY(l=..., fct=len)``. Otherwise ``plan`` itself."""
-    if isinstance(plan, _LISTS) and _COUNTING.search(question) and _counts_things(question, ""):
+    ``APPLY(l=..., fct=len)``. So does one that ends in groups ("How many places did I
+    visit in Rome, Italy?" got the five places, not 5), unless the question asks for
+    a count per group ("how many songs per artist"). Otherwise ``plan`` itself."""
+    listed = isinstance(plan, _LISTS) or (isinstance(plan, N.GroupBy) and not _PER_GROUP.search(question))
+    if listed and _COUNTING.search(question) and _counts_things(question, ""):
         return N.Apply(plan, "len")
     return plan
+
+
+_PER_GROUP = re.compile(r"\b(per|each|every|by)\b", re.I)
+
+
+def years_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many times did I make chicken parmesan spaghetti after 2019?", the
+    planner kept ``year(e.start) >= 2019``, and a dish made in May 2019 counted.
+    "after 2019" is from 2020 on, and "before 2019" until 2018: a comparison of a
+    year with a year the question says after "after" or "before" is made strict
+    (``since`` and ``from`` keep 2019 itself). Otherwise ``plan`` itself."""
+    said = {int(m.group(2)): m.group(1).lower() for m in _AFTER_BEFORE_YEAR.finditer(question)}
+    if not said:
+        return plan
+
+    def strict(c: X.Expr) -> X.Expr:
+        if not (isinstance(c, X.Compare) and len(c.ops) == 1 and isinstance(c.left, X.Call)
+                and c.left.func == "year" and isinstance(c.comparators[0], X.Const)):
+            return c
+        word = said.get(c.comparators[0].value)
+        op = {("after", ">="): ">", ("before", "<="): "<"}.get((word, c.ops[0]))
+        return replace(c, ops=(op,)) if op else c
+
+    def rewrite(node: N.Filter) -> N.PlanNode:
+        parts = X.conjuncts(node.filter.body)
+        new = [strict(c) for c in parts]
+        if new == parts:
+            return node
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
+    return _each_filter(plan, rewrite)
+
+
+_AFTER_BEFORE_YEAR = re.compile(r"\b(after|before)\s+(?:the\s+year\s+)?((?:19|20)\d\d)\b", re.I)
 
 
 _WHEN = re.compile(r"^\W*(when|what (day|date|time))\b", re.I)
@@ -549,6 +585,32 @@ def retrieve_what_the_question_says(plan: N.PlanNode, question: str) -> N.PlanNo
     return rewrite(plan)
 
 
+def search_without_the_time(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "how many minutes did i spend running in Nov 2021", the planner searched
+    "running in Nov 2021" under a FILTER on November 2021; no run says "Nov 2021",
+    and the search found none. A RETRIEVE right under a FILTER that reads the times
+    searches without a trailing time ("in Nov 2021", "last year", "on Mondays"): the
+    FILTER keeps to it. Otherwise ``plan`` itself."""
+    def rewrite(node: N.Filter) -> N.PlanNode:
+        below = node.l
+        if not isinstance(below, N.Retrieve) or not X.attributes_read(node.filter.body, node.filter.params[0]) \
+                & {"start", "end"}:
+            return node
+        m = _TRAILING_TIME.search(below.query)
+        head = below.query[:m.start()].strip() if m else ""
+        if not stems(head):
+            return node
+        return replace(node, l=replace(below, query=head))
+    return _each_filter(plan, rewrite)
+
+
+_TRAILING_TIME = re.compile(
+    r"\s+(?:in|on|during|since|from|last|this|over)\s+(?:the\s+)?(?:(?:(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|"
+    r"oct|nov|dec)[a-z]*\.?|spring|summer|autumn|fall|winter|year|month|week|weekend|weekends|"
+    r"(?:mon|tues|wednes|thurs|fri|satur|sun)days?|morning|mornings|evening|evenings)\s*)?(?:(?:19|20)\d\d)?\s*$",
+    re.I)
+
+
 # "Rome, Italy", "Miami, US": a place and the country or state it is in
 _PLACE_IN = re.compile(r"^(?P<place>[^,]+),\s*[^,]+$")
 
@@ -745,6 +807,45 @@ def join_what_the_filter_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
         kept = [c for c in parts if c not in relating]
         return replace(node, l=rows, filter=X.Lambda(node.filter.params, X.conjoin(kept))) if kept else rows
     return _each_filter(plan, rewrite)
+
+
+def join_the_day_the_question_names(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "what did I eat on the day that I visited Qutub Minar?", the planner
+    searched "ate food in Qutub Minar": meals that name the tower, of which there are
+    none. Where the question asks about "the day (that/when) I <activity>", the plan
+    has one search and no JOIN, and that search says more than the activity, it
+    becomes a JOIN of the activity's events with the search's on the same day, the
+    search without the activity's names ("ate food"). Otherwise ``plan`` itself."""
+    m = _THE_DAY.search(question)
+    if m is None or isinstance(plan, N.Qud) or any(isinstance(n, N.Join) for _, n in N.iter_nodes(plan)):
+        return plan
+    activity = _CLAUSE_END.sub("", m.group("b").strip())
+    searches = [n for _, n in N.iter_nodes(plan) if isinstance(n, N.Retrieve)]
+    if not activity or len(searches) != 1:
+        return plan
+    rest = _without_names(searches[0].query, activity)
+    if not rest or stems(rest) <= stems(activity):
+        return plan
+    day = N.Join(N.Retrieve(activity), N.Retrieve(rest), parse_expression(_SAME_DAY, ("i1", "i2")))
+    return _replace_node(plan, searches[0], day)
+
+
+_THE_DAY = re.compile(r"\bon the (?:same )?day (?:that |when )?I (?P<b>[^?.!,;|]+)", re.I)
+_SAME_DAY = "same_day(i1.start, i2.start)"
+
+
+def _without_names(query: str, activity: str) -> str:
+    """``query`` without the capitalised words ``activity`` says, nor a preposition
+    left before them: "ate food in Qutub Minar" less "visited Qutub Minar" is "ate food"."""
+    names = {w for w in re.findall(r"[\w'’-]+", activity) if w[:1].isupper()}
+    words = query.split()
+    kept = [w for w in words if w.strip(",.") not in names]
+    while kept and kept[-1].lower() in _PREPOSITIONS:
+        kept.pop()
+    return " ".join(kept)
+
+
+_PREPOSITIONS = {"in", "at", "near", "on", "to", "from", "by", "around", "of"}
 
 
 def _compares_with(conjunct: X.Expr, var: str, activity: str) -> bool:

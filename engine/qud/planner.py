@@ -30,10 +30,11 @@ from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things, count_instead_of_adding_text,
                                 count_listed_rows, count_orders, count_trips, days_since_the_last_time,
                                 drop_ungrounded_filters, first_or_last_time, group_by_month_of_year,
-                                group_by_the_time_asked_for, join_what_the_filter_relates, join_what_the_query_relates,
-                                names_as_mentioned, one_answer_for_which_most, places_as_extracted,
-                                places_in_a_place_are_not_it, retrieve_the_activity_not_the_company,
-                                retrieve_what_the_question_says)
+                                group_by_the_time_asked_for, join_the_day_the_question_names,
+                                join_what_the_filter_relates, join_what_the_query_relates, names_as_mentioned,
+                                one_answer_for_which_most, places_as_extracted, places_in_a_place_are_not_it,
+                                retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
+                                search_without_the_time, years_as_said)
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -156,26 +157,28 @@ def render_example(ex: Example) -> str:
 
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
-    """``node`` without time filters the question does not ask for, counting where it
+    """``node`` without time filters the question does not ask for, with "after 2019"
+    from 2020 on, searching without the time a filter keeps to, counting where it
     adds up or lists what a counting question means to count, adding up durations
     where minutes or hours are asked for and another amount was added, counting
     distinct things where it counts rows, trips where it counts a trip's days and
     orders where it counts their items, taking the first or last start where a
     "when" question got a list, and the days since where a "how many days ago" one
     did, grouping by the year or month a "which year" question asks for (or both,
-    for "which month of which year"), retrieving an activity, not its company,
-    where the plan extracts who was there, joining two activities one search phrase
-    or one filter relates, and searching without qualifiers the question never
-    says, and comparing extracted places with "Rome" as well as "Rome, Italy", and
-    keeping rows that mention the place or person an extracted value is compared
-    with, and not counting Rome among the places in Rome, and answering "which ...
-    most" with one group; each where the rewritten plan is valid."""
-    for rule in (drop_ungrounded_filters, count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows,
-                 count_distinct_things, count_trips, count_orders, first_or_last_time, days_since_the_last_time,
-                 group_by_month_of_year, group_by_the_time_asked_for,
+    for "which month of which year"), retrieving an activity, not its company, where
+    the plan extracts who was there, joining two activities one search phrase or one
+    filter relates, and what happened on the day of an activity the question names
+    with it, and searching without qualifiers the question never says, and comparing
+    extracted places with "Rome" as well as "Rome, Italy", and keeping rows that
+    mention the place or person an extracted value is compared with, and not
+    counting Rome among the places in Rome, and answering "which ... most" with one
+    group; each where the rewritten plan is valid."""
+    for rule in (drop_ungrounded_filters, years_as_said, search_without_the_time, count_instead_of_adding_text,
+                 add_up_the_time_asked_for, count_listed_rows, count_distinct_things, count_trips, count_orders,
+                 first_or_last_time, days_since_the_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
-                 retrieve_what_the_question_says, places_as_extracted, names_as_mentioned,
-                 places_in_a_place_are_not_it, one_answer_for_which_most):
+                 join_the_day_the_question_names, retrieve_what_the_question_says, places_as_extracted,
+                 names_as_mentioned, places_in_a_place_are_not_it, one_answer_for_which_most):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

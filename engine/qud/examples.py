@@ -163,6 +163,10 @@ EXAMPLES: tuple[Example, ...] = (
         'GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="place I visited"), filter=lambda e: '
         'year(e.start) == year(today()) - 1), attr_names=["place"], attr_types=[str]), attr_names=["place"])',
         "group", "top", "place"),
+    # "what did I eat/see/buy in <a place>": what the events there say, not the events
+    _ex("Which dishes did I have while I was in Lisbon, Portugal?",
+        'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="ate food in Lisbon, Portugal"), attr_names=["food"], attr_types=[str]), '
+        'attr_names=["food"])', "group", "food", "travel"),
     _ex("In which city did I spend the most nights in hotels?",
         'ARGMAX(l=GROUP_BY(l=EXTRACT(l=RETRIEVE(query="hotel stay"), attr_names=["city"], attr_types=[str]), '
         'attr_names=["city"]), arg_attr_name="city", val_attr_name="count")', "argmax", "travel"),

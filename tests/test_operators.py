@@ -577,6 +577,28 @@ def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_s
     assert judge.pairs <= 10  # the search hits; an empty window brings no group whole
 
 
+def test_a_number_is_never_frozen_to_a_date_the_model_answered(store):
+    """Asked the "duration" of "I spent 45 minutes on news today.", the model answered
+    the diary day's date (its title), and a frozen mapping to the title made every
+    duration 1996. A number key maps to no date; each note is asked, and a date read
+    for a number is no answer."""
+    t = datetime(1996, 1, 1, tzinfo=timezone.utc)
+    add(store, [ev("journal", "note", t + timedelta(days=i), 1440, (t + timedelta(days=i)).date().isoformat(),
+                   f"I spent {10 + i} minutes on news today.") for i in range(6)])
+
+    def answer(key, text):
+        title = re.search(r"title: (\S+)", text).group(1)
+        return "12 minutes" if "12 minutes" in text else title
+    result = execute('EXTRACT(l=RETRIEVE(query="news"), attr_names=["duration"], attr_types=[float])', store,
+                     Models(extractor=FakeExtractor(answer)), today=TODAY)
+    assert sorted(r.get("duration") for r in result.rows if r.get("duration") is not None) == [12.0]
+    assert not any("frozen mapping" in n for st in result.nodes for n in st.notes)
+    # asked for a date, the same answers are the day it began
+    as_dates = execute('EXTRACT(l=RETRIEVE(query="news"), attr_names=["day"], attr_types=[date])', store,
+                       Models(extractor=FakeExtractor(answer)), today=TODAY)
+    assert any("frozen mapping to 'start'" in n for st in as_dates.nodes for n in st.notes)
+
+
 def test_a_query_naming_one_kind_of_a_source_does_not_ask_for_its_other_kinds(store):
     """The classifier called Spotify's podcast plays relevant for "listened to a
     song", and May's 326 songs were counted as 333."""

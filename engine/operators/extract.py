@@ -184,6 +184,11 @@ def coerce(value: Any, kind: str, row: Row | None = None) -> Any:
 _ISO_DATE = re.compile(r"(\d{4}-\d{2}-\d{2})(?:[ T]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?")
 
 
+def _a_date(value: Any) -> bool:
+    """Whether ``value`` is a date or time, or text that is one ("1996-01-07")."""
+    return isinstance(value, (date, datetime)) or isinstance(value, str) and _DATES.fullmatch(value.strip()) is not None
+
+
 def _same(a: Any, b: Any) -> bool:
     if a is None or b is None:
         return False
@@ -308,7 +313,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
                 start = rows[i].get("start")
                 out[i] = coerce(part(start, kind), kind, rows[i]) if isinstance(start, datetime) else None
             continue
-        attr = named[(source, kind_)] or _frozen_attribute(key, group, ctx)
+        attr = named[(source, kind_)] or _frozen_attribute(key, group, ctx, kind)
         if attr is None:
             ask.extend(members)
             if len(groups) > 1:
@@ -416,11 +421,13 @@ def _named_attribute(key: str, sample_from: list[Row]) -> str | None:
     return _majority([_name_mapping(r, key) for r in sample_from[:SAMPLE]])
 
 
-def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) -> str | None:
+def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext, kind: str = "str") -> str | None:
     """For rows where no attribute is named like ``key`` often enough (see
     :func:`_named_attribute`): the attribute that holds ``key`` in at least 70% of
-    the first rows, by name or because the extractor's answers equal its values;
-    None when there is none."""
+    the first rows, by name or because the extractor's answers equal its values,
+    and whose values can be of ``kind`` (asked the "duration" of "I spent 45 minutes
+    on news today.", the model answered the diary day's date, and every duration
+    was 1996: no date is a number); None when there is none."""
     sample = sample_from[:SAMPLE]
     per_row = [_name_mapping(r, key) for r in sample]
     unasked = [i for i, m in enumerate(per_row) if m is None]
@@ -444,7 +451,8 @@ def _frozen_attribute(key: str, sample_from: list[Row], ctx: OperatorContext) ->
                 continue
             r = sample[i]
             for attr in (*EVENT_ATTRIBUTES, *r.raw):
-                if _same(ans, _lookup(r, attr)):
+                held = _lookup(r, attr)
+                if _same(ans, held) and not (kind in ("int", "float") and _a_date(held)):
                     per_row[i] = attr
                     break
     return _majority(per_row)

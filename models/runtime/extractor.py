@@ -14,16 +14,11 @@ log = logging.getLogger(__name__)
 class CT2Extractor:
     """``extract([(text, key), ...])`` -> the value of each key in its text ("" if absent)."""
 
-    def __init__(self, model_dir: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 32):
+    def __init__(self, model_dir: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 64):
         import ctranslate2
 
-        # ``threads`` batches decoded side by side, one thread each: greedy decoding of
-        # short answers is many small steps, which one thread runs as fast as two. On 2
-        # cores, for the 1,500 dev examples (hindsight bench extractor): 287 examples/s
-        # at batch 32 against 214 with one batch at a time on two threads, answers the
-        # same; 8 or 50 texts take about as long either way (96/79 ms, 317/273 ms)
-        self._translator = ctranslate2.Translator(str(model_dir), device="cpu", inter_threads=threads,
-                                                  intra_threads=1)
+        self._translator = ctranslate2.Translator(str(model_dir), device="cpu", inter_threads=1,
+                                                  intra_threads=threads)
         self._tokenizer = fmt.load_tokenizer(tokenizer_path)
         self._batch_size = batch_size
         self.path = Path(model_dir)

@@ -734,9 +734,19 @@ def test_what_happened_on_the_day_of_an_activity_is_joined_by_the_day():
     assert validate_plan(out) == []
 
 
+def test_on_the_day_of_an_activity_the_thing_extracted_is_searched_for():
+    plan = parse_plan('EXTRACT(l=RETRIEVE(query="played football"), attr_names=["food"], attr_types=[str])')
+    out = join_the_day_the_question_names(plan, "What did I eat on the day I played football?")
+    assert print_plan(out) == ('EXTRACT(l=JOIN(l1=RETRIEVE(query="played football"), l2=RETRIEVE(query="food"), '
+                               'condition="same_day(i1.start, i2.start)"), attr_names=["food"], attr_types=[str])')
+
+
 @pytest.mark.parametrize("question, plan", [
     # the search is the activity itself: what was eaten is not in the plan to keep
     ("what did I eat on the day that I visited Qutub Minar?", 'RETRIEVE(query="visited Qutub Minar")'),
+    # ... nor a thing to search for: who was there is the activity's company
+    ("Who was with me on the day I played football?",
+     'EXTRACT(l=RETRIEVE(query="played football"), attr_names=["people"], attr_types=[str])'),
     # no day of an activity
     ("What did I eat in Rome, Italy?",
      'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="ate food in Rome, Italy"), attr_names=["food"], attr_types=[str]), '

@@ -815,7 +815,10 @@ def join_the_day_the_question_names(plan: N.PlanNode, question: str) -> N.PlanNo
     none. Where the question asks about "the day (that/when) I <activity>", the plan
     has one search and no JOIN, and that search says more than the activity, it
     becomes a JOIN of the activity's events with the search's on the same day, the
-    search without the activity's names ("ate food"). Otherwise ``plan`` itself."""
+    search without the activity's names ("ate food"). Where the search is the
+    activity's alone, the one thing the plan extracts is searched for that day
+    (asked what was eaten on the day of a football game, the "food" of the game was
+    its title, "Football"). Otherwise ``plan`` itself."""
     m = _THE_DAY.search(question)
     if m is None or isinstance(plan, N.Qud) or any(isinstance(n, N.Join) for _, n in N.iter_nodes(plan)):
         return plan
@@ -825,9 +828,20 @@ def join_the_day_the_question_names(plan: N.PlanNode, question: str) -> N.PlanNo
         return plan
     rest = _without_names(searches[0].query, activity)
     if not rest or stems(rest) <= stems(activity):
-        return plan
+        # the search is the activity's: what the plan extracts is what to search for
+        # that day ("food" of "What did I eat on the day I played football?")
+        asked = [a for _, n in N.iter_nodes(plan) if isinstance(n, N.Extract) for a in n.attr_names]
+        rest = asked[0].replace("_", " ") if len(asked) == 1 and _a_thing(asked[0]) else ""
+        if not rest or stems(rest) <= stems(activity):
+            return plan
     day = N.Join(N.Retrieve(activity), N.Retrieve(rest), parse_expression(_SAME_DAY, ("i1", "i2")))
     return _replace_node(plan, searches[0], day)
+
+
+def _a_thing(attr: str) -> bool:
+    """Whether ``attr`` names a thing one can search for, not a time, amount or person."""
+    return attr not in EVENT_ATTRIBUTES and not PEOPLE_KEYS.match(attr) and not re.search(
+        r"date|day|time|hour|month|year|duration|minutes|count|amount|total|price|distance", attr)
 
 
 _THE_DAY = re.compile(r"\bon the (?:same )?day (?:that |when )?I (?P<b>[^?.!,;|]+)", re.I)

@@ -24,7 +24,7 @@ from engine.operators import (ExecutionCancelled, Models, OperatorContext, Opera
                               RetrieveSettings, Scalar, UnknownOperatorError, default_registry)
 from engine.plan import check_plan, parse_plan
 from engine.plan import expr as X
-from engine.plan.nodes import Filter, Join, PlanNode, Retrieve, iter_nodes
+from engine.plan.nodes import Extract, Filter, Join, PlanNode, Retrieve, iter_nodes
 from engine.plan.optimize import optimize
 from engine.plan.printer import print_plan
 from engine.plan.rows import Row
@@ -95,18 +95,23 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
          stats: dict[str, NodeStats], progress: ProgressCallback | None, wanted=None, window: int = 0):
     ctx.check_cancel()
     spec = OPERATORS[node.OP]
-    if isinstance(node, Join) and isinstance(node.l2, Retrieve) and _same_day(node.condition) \
-            and ctx.retrieve.day_window:
+    if isinstance(node, Join) and _a_search(node.l2) and _same_day(node.condition) and ctx.retrieve.day_window:
         # the days of the left side tell the search on the right which events can pair
         left = _run(node.l1, f"{path}.l1", ctx, registry, stats, progress)
         right = _run(node.l2, f"{path}.l2", ctx, registry, stats, progress, _on_the_days_of(left),
                      ctx.retrieve.day_window)
         inputs = [left, right]
     else:
-        # a FILTER right over a RETRIEVE tells it which events can matter (RetrieveSettings.rerank_window)
-        below = node.filter if isinstance(node, Filter) and isinstance(node.l, Retrieve) else None
+        # a FILTER right over a RETRIEVE tells it which events can matter (RetrieveSettings.rerank_window);
+        # an EXTRACT passes on what is wanted of it to the RETRIEVE it reads (the days a JOIN pairs)
+        if isinstance(node, Filter) and isinstance(node.l, Retrieve):
+            below, below_window = node.filter, ctx.retrieve.rerank_window
+        elif isinstance(node, Extract) and isinstance(node.l, Retrieve) and wanted is not None:
+            below, below_window = wanted, window
+        else:
+            below, below_window = None, 0
         inputs = [_run(getattr(node, p.name), f"{path}.{p.name}", ctx, registry, stats, progress, below,
-                       ctx.retrieve.rerank_window)
+                       below_window)
                   for p in spec.params if p.kind is ParamKind.PLAN]
     ctx.check_cancel()
     st = stats[path]
@@ -145,6 +150,11 @@ def _run(node: PlanNode, path: str, ctx: OperatorContext, registry: OperatorRegi
     if progress:
         progress(st)
     return out
+
+
+def _a_search(node: PlanNode) -> bool:
+    """A RETRIEVE, or an EXTRACT right over one."""
+    return isinstance(node, Retrieve) or isinstance(node, Extract) and isinstance(node.l, Retrieve)
 
 
 def _same_day(condition: X.Expr) -> bool:

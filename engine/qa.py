@@ -58,15 +58,33 @@ def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
     while node.OP == "FILTER":  # FILTER over EXTRACT still answers with the extracted values
         fixed |= _fixed_by(node.filter)
         node = node.l
-    if node.OP != "EXTRACT" or set(node.attr_names) <= fixed:
+    names = _asked_of(node)
+    if not names or set(names) <= fixed:
         return None
     values = []
     for r in rows:
-        got = [r.values.get(a) for a in node.attr_names]
+        got = [r.values.get(a) for a in names]
         got = [v for v in got if v not in (None, "")]
         if got:
             values.append(got[0] if len(got) == 1 else got)
     return values
+
+
+def _asked_of(node) -> tuple[str, ...]:
+    """What an EXTRACT at the top of ``node`` asks for, or one on a side of a JOIN
+    there ("What did I eat on the day I played football?" extracts the food of the
+    meals the JOIN pairs with the games); () when there is none."""
+    if node.OP == "EXTRACT":
+        return node.attr_names
+    if node.OP != "JOIN":
+        return ()
+    names: list[str] = []
+    for side in (node.l1, node.l2):
+        while side.OP == "FILTER":
+            side = side.l
+        if side.OP == "EXTRACT":
+            names.extend(side.attr_names)
+    return tuple(dict.fromkeys(names))
 
 
 def _fixed_by(fn: X.Lambda) -> set[str]:

@@ -643,6 +643,36 @@ def test_a_same_day_join_has_the_days_of_its_left_side_judged_on_the_right(store
     assert len(off.rows) < 3  # the best search hits only: other days' lunches
 
 
+def test_an_extract_on_the_right_of_a_same_day_join_asks_only_the_days_it_pairs(store):
+    """"What did I eat on the day I visited the Louvre?": the food is extracted from the
+    lunches (not the visit), and only from those of the visit days, which the search
+    on the right judged whole."""
+    t = datetime(2022, 1, 1, 12, tzinfo=BERLIN)
+    visits = {100, 400, 650}
+    add(store, [ev("journal", "note", t + timedelta(days=i), 60, "Day", f"Lunch: dish {i}.") for i in range(730)]
+        + [ev("journal", "note", t + timedelta(days=i, hours=3), 60, "Day", "I visited the Louvre museum.")
+           for i in sorted(visits)])
+
+    class ByQuery(FakeReranker):
+        def score(self, pairs):
+            return [0.9 if ("louvre" if "Louvre" in q else "lunch") in text.lower() else 0.2 for q, text in pairs]
+    asked: list[str] = []
+
+    def answer(key, text):
+        asked.append(text)
+        m = re.search(r"dish \d+", text)
+        return m.group(0) if m else "Louvre"
+    plan = ('JOIN(l1=RETRIEVE(query="visited the Louvre"), l2=EXTRACT(l=RETRIEVE(query="lunch"), '
+            'attr_names=["food"], attr_types=[str]), condition="same_day(i1.start, i2.start)")')
+    settings = RetrieveSettings(verify_irrelevant=0, fts_candidates=5, sparse_candidates=5, rerank_per_group=5,
+                                rerank_whole_group=10)
+    result = execute(plan, store, Models(patterns=FakePatterns({}, default="partial"), reranker=ByQuery(""),
+                                         extractor=FakeExtractor(answer)), today=TODAY, retrieve_settings=settings)
+    assert sorted(r.get("food") for r in result.rows) == [f"dish {i}" for i in sorted(visits)]
+    assert len(asked) <= 3 + 2  # the visit days' lunches, and a sample that finds no attribute
+    assert any("3 of" in n and "on the days the JOIN pairs" in n for st in result.nodes for n in st.notes)
+
+
 def test_names_are_runs_of_capitalised_words_after_the_first():
     assert names("travel to Miami, US") == [("Miami",), ("US",)]
     assert names("songs by The Sugar Gutiérrezs") == [("Sugar", "Gutiérrezs")]

@@ -153,6 +153,20 @@ def test_a_plan_ending_in_extract_answers_with_the_extracted_values(engine_over)
     assert ans.answer_text.startswith("1 value: 7.50")
 
 
+def test_a_join_with_an_extract_on_one_side_answers_with_the_extracted_values(engine_over):
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5))]
+    lunch = datetime(2024, 3, 3, 12, 0, tzinfo=UTC)
+    events.append(Event(source="calendar", kind="calendar_event", start=lunch, end=lunch + timedelta(hours=1),
+                        title="Team lunch", text="Team lunch at the canteen.", key="lunch"))
+    question = "How far did I run on the day of the team lunch?"
+    eng, _ = engine_over(events, {question: [
+        'JOIN(l1=RETRIEVE(query="team lunch"), l2=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], '
+        'attr_types=[float]), condition="same_day(i1.start, i2.start)")']})
+    ans = eng.ask(question, today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == [7.5], ans.answer_text
+    assert ans.answer_text.startswith("1 value: 7.50")
+
+
 def test_values_extracted_only_to_choose_rows_are_no_answer_the_rows_are(engine_over):
     events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5))]
     plan = ('FILTER(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '

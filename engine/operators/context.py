@@ -12,10 +12,11 @@ from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
 
-from engine.plan.expr import EvalContext, Lambda
+from engine.plan.expr import EvalContext, EvalError, Lambda, call_lambda
 from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, SparseEncoder
 
 if TYPE_CHECKING:
+    from engine.plan.rows import Row
     from engine.retrieval.index import RetrievalIndex
     from engine.store import EventStore
 
@@ -142,6 +143,16 @@ class OperatorContext:
     @property
     def eval_context(self) -> EvalContext:
         return EvalContext(self.today)
+
+    def is_wanted(self, row: "Row") -> bool:
+        """Whether ``row`` can pass the condition of ``wanted`` (true where there is
+        none, or where it cannot be told here)."""
+        if self.wanted is None:
+            return True
+        try:
+            return bool(call_lambda(self.wanted, (row,), self.eval_context))
+        except EvalError:
+            return True
 
     def check_cancel(self) -> None:
         if self.cancel is not None and self.cancel.is_set():

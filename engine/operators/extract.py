@@ -268,6 +268,13 @@ def _people_only(span: str) -> str:
 def extract(node: Extract, rows: list[Row], ctx: OperatorContext) -> list[Row]:
     if len(node.attr_names) != len(node.attr_types):
         raise OperatorError("EXTRACT", "give one type per attribute name")
+    if ctx.wanted is not None:
+        # the side of a same-day JOIN: a row of no day it pairs on is dropped there anyway
+        kept = [r for r in rows if ctx.is_wanted(r)]
+        if len(kept) < len(rows):
+            ctx.note(f"EXTRACT: {len(kept)} of {len(rows)} events are on the days the JOIN pairs; "
+                     "the others were left out")
+        rows = kept
     columns: dict[str, list[Any]] = {}
     for key, kind in zip(node.attr_names, node.attr_types):
         ctx.check_cancel()

@@ -58,7 +58,6 @@ import orjson
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.spans import PARTICLES
 from engine.plan import expr as X
-from engine.plan.expr import EvalError, call_lambda
 from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row, order_numbers, spans_whole_days
 from engine.retrieval.index import RetrievalIndex, read_events
@@ -373,17 +372,6 @@ def _ids_where(ctx: OperatorContext, p: Pattern) -> list[str]:
     return [r[0] for r in ctx.store.reader().execute(f"SELECT id FROM events WHERE {where}", params).fetchall()]
 
 
-def _wanted(ctx: OperatorContext, row: Row) -> bool:
-    """Whether ``row`` passes the condition of the FILTER over this RETRIEVE (true
-    where there is none, or where it cannot be told here)."""
-    if ctx.wanted is None:
-        return True
-    try:
-        return bool(call_lambda(ctx.wanted, (row,), ctx.eval_context))
-    except EvalError:
-        return True
-
-
 def _ids_in_window(ctx: OperatorContext, source: str, kind: str) -> list[str] | None:
     """The ids of the group's events that pass the FILTER over this RETRIEVE, when
     that condition reads nothing but the events' times ("in October 2005"); else None."""
@@ -393,7 +381,7 @@ def _ids_in_window(ctx: OperatorContext, source: str, kind: str) -> list[str] | 
     rows = ctx.store.reader().execute(
         'SELECT id, start, "end", tz_offset_min FROM events WHERE source = ? AND kind = ?', [source, kind]).fetchall()
     return [i for i, start, end, tz in rows
-            if _wanted(ctx, Row({"start": local(start, tz), "end": local(end, tz)}, (i,)))]
+            if ctx.is_wanted(Row({"start": local(start, tz), "end": local(end, tz)}, (i,)))]
 
 
 def _sample(ctx: OperatorContext, source: str, kind: str, n: int) -> list[str]:
@@ -861,7 +849,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
         if windowed:
             # what the filter can keep first; of the rest only the best search hits, enough
             # to tell "none in April" from "nothing like it at all"
-            inside = {e.id for e in members if _wanted(ctx, e.row())}
+            inside = {e.id for e in members if ctx.is_wanted(e.row())}
             members = sorted(members, key=lambda e: (e.id not in inside, rank_of[e.id]))
             members = members[:len(inside) + settings.rerank_outside_window]
         if (source, kind) not in whole_set and len(members) > settings.rerank_per_group:

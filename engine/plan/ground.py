@@ -838,6 +838,47 @@ def join_the_day_the_question_names(plan: N.PlanNode, question: str) -> N.PlanNo
     return _replace_node(plan, searches[0], day)
 
 
+def extract_on_its_side(plan: N.PlanNode, question: str = "") -> N.PlanNode:
+    """Asked "What did I eat on the day I played football?", the plan was
+    ``EXTRACT(JOIN(RETRIEVE("played football"), RETRIEVE("food"), ...), ["food"])``:
+    the extractor read the "food" of each joined pair, of the game as well as of
+    the meal, and the game's title "Football" was the food. An EXTRACT right over a
+    JOIN asks each key that names a thing (not a time, amount or person) of the one
+    side whose search says it ("food" of the side that searched "food" or "ate
+    food"), under the JOIN; keys that neither side's search says, or both, stay
+    above it. Otherwise ``plan`` itself."""
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, (N.Qud, N.Retrieve)):
+            return node
+        node = with_children(node, rewrite)
+        if not (isinstance(node, N.Extract) and isinstance(node.l, N.Join)):
+            return node
+        join = node.l
+        sides: dict[str, list[tuple[str, str]]] = {"l1": [], "l2": []}
+        kept: list[tuple[str, str]] = []
+        for key, kind in zip(node.attr_names, node.attr_types):
+            said = [side for side in ("l1", "l2") if _a_thing(key) and _searched(getattr(join, side), key)]
+            (sides[said[0]] if len(said) == 1 else kept).append((key, kind))
+        if not sides["l1"] and not sides["l2"]:
+            return node
+        for side, keys in sides.items():
+            if keys:
+                join = replace(join, **{side: N.Extract(getattr(join, side), tuple(k for k, _ in keys),
+                                                        tuple(t for _, t in keys))})
+        if not kept:
+            return join
+        return replace(node, l=join, attr_names=tuple(k for k, _ in kept), attr_types=tuple(t for _, t in kept))
+    return rewrite(plan)
+
+
+def _searched(side: N.PlanNode, key: str) -> bool:
+    """Whether a search of ``side`` (not of a JOIN within it) says a word of ``key``."""
+    words = stems(key.replace("_", " "))
+    while isinstance(side, (N.Filter, N.Extract)):
+        side = side.l
+    return isinstance(side, N.Retrieve) and bool(words & stems(side.query))
+
+
 def _a_thing(attr: str) -> bool:
     """Whether ``attr`` names a thing one can search for, not a time, amount or person."""
     return attr not in EVENT_ATTRIBUTES and not PEOPLE_KEYS.match(attr) and not re.search(

@@ -7,7 +7,8 @@ from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import (count_distinct_things, count_instead_of_adding_text, count_listed_rows, count_orders,
                                 count_trips, years_as_said,
                                 add_up_the_time_asked_for, days_since_the_last_time,
-                                drop_ungrounded_filters, extract_on_its_side, first_or_last_time, group_by_month_of_year,
+                                drop_ungrounded_filters, extract_on_its_side, extract_what_the_question_asks,
+                                first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_the_day_the_question_names, join_what_the_filter_relates,
                                 join_what_the_query_relates, one_answer_for_which_most,
@@ -761,6 +762,36 @@ def test_a_thing_extracted_over_a_join_is_extracted_on_the_side_that_searched_it
     out = extract_on_its_side(parse_plan(plan))
     assert print_plan(out) == expected
     assert validate_plan(out) == []
+
+
+def test_what_was_eaten_is_extracted_where_the_plan_lists_events():
+    plan = parse_plan('JOIN(l1=RETRIEVE(query="visited Qutub Minar"), l2=RETRIEVE(query="ate food"), '
+                      'condition="same_day(i1.start, i2.start)")')
+    out = extract_on_its_side(extract_what_the_question_asks(plan, "what did I eat on the day that I visited Qutub Minar?"))
+    assert print_plan(out) == ('JOIN(l1=RETRIEVE(query="visited Qutub Minar"), l2=EXTRACT(l=RETRIEVE(query="ate food"), '
+                               'attr_names=["food"], attr_types=[str]), condition="same_day(i1.start, i2.start)")')
+    listed = parse_plan('FILTER(l=RETRIEVE(query="reading"), filter=lambda e: year(e.start) == 2017)')
+    assert print_plan(extract_what_the_question_asks(listed, "What did I read in 2017?")) == (
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="reading"), filter=lambda e: year(e.start) == 2017), '
+        'attr_names=["book"], attr_types=[str])')
+
+
+@pytest.mark.parametrize("question, plan", [
+    # something is extracted already
+    ("What did I eat in Rome?", 'EXTRACT(l=RETRIEVE(query="ate food in Rome"), attr_names=["dish"], attr_types=[str])'),
+    # a count, not a list of events
+    ("What did I eat most often?", 'APPLY(l=RETRIEVE(query="ate food"), fct=len)'),
+    # no thing asked for
+    ("What did I do on the day I played football?", 'RETRIEVE(query="played football")'),
+    ("What did I spend on Amazon in 2023?", 'RETRIEVE(query="Amazon order")'),
+    # an order's title is what was bought
+    ("What did I order online in the week before my vacation?",
+     'JOIN(l1=RETRIEVE(query="vacation trip"), l2=RETRIEVE(query="online order"), '
+     'condition="i2.start < i1.start and i1.start - i2.start < days(7)")'),
+])
+def test_plans_that_extract_or_answer_no_thing_keep_their_shape(question, plan):
+    node = parse_plan(plan)
+    assert extract_what_the_question_asks(node, question) is node
 
 
 @pytest.mark.parametrize("plan", [

@@ -838,6 +838,32 @@ def join_the_day_the_question_names(plan: N.PlanNode, question: str) -> N.PlanNo
     return _replace_node(plan, searches[0], day)
 
 
+def extract_what_the_question_asks(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "what did I eat on the day that I visited Qutub Minar?", the planner
+    joined the visits with the meals of their days and answered with the joined
+    events: dates, not food. A question that asks what was eaten, drunk, cooked or
+    read, answered by a plan that extracts nothing and ends in events
+    (RETRIEVE, FILTER or JOIN), gets the thing extracted at the top
+    (:func:`extract_on_its_side` then asks it of the side of a JOIN that searched
+    for it). Otherwise ``plan`` itself."""
+    m = _WHAT_DID_I.search(question)
+    if m is None or not isinstance(plan, (N.Retrieve, N.Filter, N.Join)) \
+            or any(isinstance(n, (N.Extract, N.Qud, N.GroupBy, N.Map, N.Unnest)) for _, n in N.iter_nodes(plan)):
+        return plan
+    verb = m.group("verb").lower()
+    key = next(k for pattern, k in _ASKED_THINGS if re.fullmatch(pattern, verb))
+    return N.Extract(plan, (key,), ("str",))
+
+
+_WHAT_DID_I = re.compile(
+    r"^\W*what (?:did|do|have) i (?:usually |often |ever )?(?P<verb>eat|ate|have for (?:breakfast|lunch|dinner)|"
+    r"drink|drank|cook|bake|make for (?:breakfast|lunch|dinner)|read)\b", re.I)
+# not what was bought or ordered: an order's title is what was bought ("What did I
+# order online in the week before my vacation?" lists the orders)
+_ASKED_THINGS = ((r"eat|ate|have for .*", "food"), (r"drink|drank", "drink"), (r"cook|bake|make for .*", "dish"),
+                 (r"read", "book"))
+
+
 def extract_on_its_side(plan: N.PlanNode, question: str = "") -> N.PlanNode:
     """Asked "What did I eat on the day I played football?", the plan was
     ``EXTRACT(JOIN(RETRIEVE("played football"), RETRIEVE("food"), ...), ["food"])``:

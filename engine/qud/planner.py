@@ -29,8 +29,9 @@ from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things, count_instead_of_adding_text,
                                 count_listed_rows, count_orders, count_trips, days_since_the_last_time,
-                                drop_ungrounded_filters, extract_on_its_side, first_or_last_time,
-                                group_by_month_of_year, group_by_the_time_asked_for, join_the_day_the_question_names,
+                                drop_ungrounded_filters, extract_on_its_side, extract_what_the_question_asks,
+                                first_or_last_time, group_by_month_of_year, group_by_the_time_asked_for,
+                                join_the_day_the_question_names,
                                 join_what_the_filter_relates, join_what_the_query_relates, names_as_mentioned,
                                 one_answer_for_which_most, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
@@ -168,18 +169,20 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     for "which month of which year"), retrieving an activity, not its company, where
     the plan extracts who was there, joining two activities one search phrase or one
     filter relates, and what happened on the day of an activity the question names
-    with it, extracting a thing from the side of a JOIN that searched for it, and
-    searching without qualifiers the question never says, and comparing extracted
-    places with "Rome" as well as "Rome, Italy", and keeping rows that mention the
-    place or person an extracted value is compared with, and not counting Rome
-    among the places in Rome, and answering "which ... most" with one group; each
-    where the rewritten plan is valid."""
+    with it, extracting what was eaten (bought, read ...) where the plan lists
+    events, and from the side of a JOIN that searched for it, and searching without
+    qualifiers the question never says, and comparing extracted places with "Rome"
+    as well as "Rome, Italy", and keeping rows that mention the place or person an
+    extracted value is compared with, and not counting Rome among the places in
+    Rome, and answering "which ... most" with one group; each where the rewritten
+    plan is valid."""
     for rule in (drop_ungrounded_filters, years_as_said, search_without_the_time, count_instead_of_adding_text,
                  add_up_the_time_asked_for, count_listed_rows, count_distinct_things, count_trips, count_orders,
                  first_or_last_time, days_since_the_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
-                 join_the_day_the_question_names, extract_on_its_side, retrieve_what_the_question_says,
-                 places_as_extracted, names_as_mentioned, places_in_a_place_are_not_it, one_answer_for_which_most):
+                 join_the_day_the_question_names, extract_what_the_question_asks, extract_on_its_side,
+                 retrieve_what_the_question_says, places_as_extracted, names_as_mentioned,
+                 places_in_a_place_are_not_it, one_answer_for_which_most):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))

@@ -1370,12 +1370,12 @@ def test_people_the_extractor_names_in_lower_case_are_no_people(store):
     assert sorted(str(r.get("mood")) for r in moods.rows) == ["Claudius", "lots"]
 
 
-def test_a_weekday_or_currency_answers_only_keys_about_time_or_money(store):
+def test_a_weekday_currency_or_cuisine_answers_only_keys_about_time_money_or_food(store):
     t = datetime(2023, 6, 30, 19, tzinfo=BERLIN)
     add(store, [ev("journal", "note", t, 90, "Dinner", "Italian dinner with Ana at Osteria da Hänel on Friday."),
                 ev("journal", "note", t + timedelta(days=1), 90, "Dinner", "Dinner on Saturday: we had gnocchi. Paid €40.")])
     answer = {"food": ["Friday", "gnocchi"], "weekday": ["Friday", "Saturday"], "dessert": ["EUR", "EUR"],
-              "currency": ["EUR", "EUR"]}
+              "currency": ["EUR", "EUR"], "fruit": ["Italian", "Italian"], "cuisine": ["Italian", "Italian"]}
     extractor = FakeExtractor(lambda key, text: answer[key][0 if "Italian" in text else 1])
     got = {}
     for key in answer:
@@ -1386,6 +1386,8 @@ def test_a_weekday_or_currency_answers_only_keys_about_time_or_money(store):
     assert got["weekday"] == ["Friday", "Saturday"]
     assert got["dessert"] == ["None", "None"]
     assert got["currency"] == ["EUR", "EUR"]
+    assert got["fruit"] == ["None", "None"]
+    assert got["cuisine"] == ["Italian", "Italian"]
 
 
 def test_people_are_never_read_off_an_attribute_that_holds_words(store):

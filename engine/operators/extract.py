@@ -372,6 +372,8 @@ _DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
 _CURRENCY = (r"(?:[€$£¥₹]|\b(?:EUR|USD|GBP|CHF|SEK|NOK|DKK|JPY|PLN|CZK|HUF|CAD|AUD|INR|CNY|"
              r"kr|zł|Kč|euros?|dollars?|pounds)\b)")
 _PRICES = re.compile(rf"{_CURRENCY}\s?\d[\d.,']*|\d[\d.,']*\s?{_CURRENCY}")
+_FOOD_KEYS = re.compile(r"cuisine|food|dish|meal|restaurant|dinner|lunch|breakfast|eat|cook|type|kind|categor|style",
+                        re.I)
 _MONEY_KEYS = re.compile(r"total|amount|price|cost|spen[dt]|paid|pay|money|fee|charge|bill|value|budget|"
                          r"salary|income|expense|eur|usd|gbp|dollar|euro|tip|refund|balance", re.I)
 
@@ -381,12 +383,14 @@ def _fits(key: str, value: Any) -> bool:
     really" or "running" are no people; names are written like names. A weekday is
     the answer only to a key about time, a currency only to one about money: asked
     the food of "Italian dinner with Ana at Osteria da Hänel on Friday", the model
-    answered "Friday"."""
+    answered "Friday". A cuisine answers only a key about food or a kind of thing:
+    asked the "fruit" of TimelineQA's diary notes, it answered "chinese"."""
     if not isinstance(value, str):
         return True
     named = vocabulary_named(value)
     if named == "weekday" and not _DATE_KEYS.search(key) or \
-            named == "currency" and not (_MONEY_KEYS.search(key) or re.search("currenc", key, re.I)):
+            named == "currency" and not (_MONEY_KEYS.search(key) or re.search("currenc", key, re.I)) or \
+            named == "cuisine" and not _FOOD_KEYS.search(key):
         return False
     if not PEOPLE_KEYS.search(key):
         return True

@@ -24,6 +24,21 @@ from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  #
     ("Statue of", "We saw the Statue of Liberty from the ferry.", "Statue of Liberty"),
     ("Bergström &", "Had dumplings at Bergström & Sons with Marie.", "Bergström & Sons"),
     ("Bottaro s.r.l", "Receipt from Bottaro s.r.l.: 1 × notebook", "Bottaro s.r.l."),
+    # a company's legal form, and a product's model number
+    ("Bohnbach AG", "Sold by Bohnbach AG & Co. OHG.", "Bohnbach AG & Co. OHG"),
+    ("Förster Eckbauer", "Call with Giorgio (Förster Eckbauer GmbH & Co. KG) on Tuesday", "Förster Eckbauer GmbH & Co. KG"),
+    ("İnönü Şti", "Order confirmation: Est lamp. Sold by İnönü Şti..", "İnönü Şti."),
+    ("Urban Beneš", "Bought Blue One tripod from Urban Beneš k.s. for PLN 15.96.", "Urban Beneš k.s."),
+    ("Soffici e", "Bought Falling Eco mug from Soffici e figli for CHF 526.00.", "Soffici e figli"),
+    ("Soni", "Bought Grabara pillow from Soni and Sons for 17.00 SEK.", "Soni and Sons"),
+    ("Laine S.A.R.L.", "Seller: Laine S.A.R.L.. Amount charged: 2997 zł.", "Laine S.A.R.L."),
+    ("Beatae Pro drone", "Your order of Beatae Pro drone 696 has shipped.", "Beatae Pro drone 696"),
+    ("Jeppesen Smart pillow", "Bought Jeppesen Smart pillow 554 from Pešková.", "Jeppesen Smart pillow 554"),
+    ("Grabara pillow", "Bought Grabara pillow 2 weeks ago", "Grabara pillow"),  # a count, not a model
+    ("Ana", "Ran with Ana as she said", "Ana"),  # no legal form in lower case
+    # a bullet opens a sentence: "Met" is no name
+    ("Colin at", "- Quiet day.\n- Met Colin at Jade Garden Houghton.", "Colin"),
+    ("City", "Mail on E-ticket – Mexico City: Hi Oliver", "Mexico City"),
     # a word long, or the punctuation after it
     ("Hänel for", "# 2023-05-07\n\nOsteria da Hänel for dinner, Antonietta came along.", "Osteria da Hänel"),
     ("Warmer with", "Quick Italian dinner at Ristorante Warmer with Trudi and Aurora.", "Ristorante Warmer"),
@@ -197,6 +212,7 @@ def test_a_list_is_made_whole_only_for_keys_that_ask_who():
     from engine.operators.extract import answered
     text = "Ended up at Thai Orchid with Dorothy, Neil and Michael for dinner."
     assert answered("Dorothy", text, "companion") == "Dorothy, Neil and Michael"
+    assert answered("Dorothy", text, "with whom") == "Dorothy, Neil and Michael"
     assert answered("Dorothy", text, "restaurant") == "Dorothy"
 
 

@@ -42,7 +42,9 @@ def _name_word(w: str) -> bool:
 def _sentence_start(text: str, at: int) -> bool:
     """Whether the word starting at ``at`` is the first of its sentence, line or field."""
     before = text[:at].rstrip(" \t")
-    return not before or before[-1] in ".!?:;\n|#\"'(["
+    # ... and after a list's bullet: "- Met Colin at ..."
+    return not before or before[-1] in ".!?:;\n|#\"'([" or (
+        before[-1] in "-*•" and (len(before) == 1 or before[-2] == "\n"))
 
 
 def _word_after(text: str, pos: int) -> tuple[str, int, bool] | None:
@@ -145,15 +147,51 @@ def whole_name(answer: str | None, text: str) -> str | None:
     if m is None:
         return answer
     end = m.end()
-    if _DOTTED.search(words[-1]) and text[end:end + 1] == ".":
+    if _DOTTED.search(words[-1]) and not words[-1].endswith(".") and text[end:end + 1] == ".":
         end += 1  # "Bottaro s.r.l" of "Bottaro s.r.l."
     elif text[end - 1] not in ".!?":  # a sentence ends the name
         end = _extend_right(text, end, _LINKS if words[-1] in _LINKS else PARTICLES)
+    end = _with_legal_form(text, end)
+    if re.fullmatch(r"[^\W\d_]+", words[-1]) and words[-1].islower() and (n := _MODEL_NUMBER.match(text, end)):
+        end = n.end()  # "Jeppesen Smart pillow 554 from Pešková"
     out = text[_extend_left(text, m.start()):end].split()
     while len(out) > 1 and out[-1] in _LINKS:
         out.pop()
     # a run longer than names are is a title written in capitals, not one name
     return " ".join(out if len(out) <= MAX_WORDS else words)
+
+
+# A company's legal form after its name ("Bohnbach AG & Co. OHG", "Soni and Sons",
+# "Urban Beneš k.s.", "İnönü Şti."): the extractor stops at the last capitalised
+# word, or before the form's full stop.
+_FORMS = ("GmbH", "AG", "KG", "KGaA", "OHG", "GbR", "UG", "SE", "e.V.", "e.G.", "eG", "Ltd.", "Ltd", "Ltda.", "Ltda",
+          "LLC", "LLP", "Inc.", "Inc", "Corp.", "Corp", "PLC", "plc", "S.A.", "SA", "S.A.S.", "SAS", "S.A.R.L.", "SARL",
+          "S.p.A.", "SpA", "SPA", "s.r.l.", "S.r.l.", "Srl", "SRL", "S.L.", "S.Coop.", "k.s.", "v.o.s.", "s.r.o.",
+          "a.s.", "A.Ş.", "Şti.", "B.V.", "BV", "N.V.", "NV", "AB", "HB", "KB", "ry", "Oy", "Oyj", "AS", "ASA", "ApS",
+          "A/S", "Lda.", "Lda", "sp.j.", "Sp. z o.o.", "S.C.", "S.R.L.", "Pty Ltd", "Co.")
+_JOINED_FORMS = ("& Co.", "e figli", "and Sons", "& Sons", "y asociados", "e Hijos", "e hijos", "& Partner", "and Co.")
+_LEGAL_FORM = re.compile(r"[ \t]+(?:%s)(?=$|[\s,;:)!?]|\.)" % "|".join(
+    re.escape(f).replace(r"\ ", r"[ \t]+") for f in sorted(_FORMS + _JOINED_FORMS, key=len, reverse=True)))
+# a model number after a product ("Beatae Pro drone 696 has shipped"); not a count or
+# an amount ("pillow 2 weeks ago", "mug 12 EUR")
+_MODEL_NUMBER = re.compile(r"[ \t]+\d{1,5}(?=[ \t]*(?:$|[,;:)!?—–]|-[ \t]|\.(?:\s|$)|"
+                           r"(?:from|for|at|has|have|had|was|is|with|and|in|on|to|by|via|sold|shipped)\b))")
+
+
+def _with_legal_form(text: str, end: int) -> int:
+    """Where the name ending at ``end`` ends with the legal forms after it, and the
+    full stop of the last where it abbreviates ("Şti." of "Sold by İnönü Şti..")."""
+    words = text[:end].split()
+    if words and words[-1] in ("e", "y", "and", "&"):  # "Soffici e" of "Soffici e figli"
+        before = text[:end].rstrip()[:-len(words[-1])].rstrip(" \t")
+        if _LEGAL_FORM.match(text, len(before)):
+            end = len(before)
+    while m := _LEGAL_FORM.match(text, end):
+        end = m.end()
+    last = text[:end].split()[-1] if text[:end].split() else ""
+    if text[end:end + 1] == "." and not last.endswith(".") and f"{last}." in _FORMS:
+        end += 1
+    return end
 
 
 # what stands between the names of a list: "Emily, Susanne and Flora", "Ana & Leo"

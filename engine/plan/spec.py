@@ -88,8 +88,8 @@ GROUP_ATTRIBUTES = ("group", "count")
 TYPE_NAMES = ("str", "int", "float", "date", "datetime", "bool")
 
 #: Attribute names whose values are people (EXTRACT asks for names, written like names).
-PEOPLE_KEYS = re.compile(r"^(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
-                         r"contacts?|guests?|with|who|whom|sender|recipients?)$", re.I)
+PEOPLE_KEYS = re.compile(r"^(?:with_)?(people|persons?|attendees?|participants?|friends?|companions?|partners?|"
+                         r"contacts?|guests?|with|who|whom|sender|recipients?)(?:_with)?$", re.I)  # "with whom"
 
 #: Names a lambda over the list may use as fct directly (APPLY(fct=len)). ``trips``
 #: counts the rows as trips: rows on days at most TRIP_GAP_DAYS apart are one trip;

@@ -25,6 +25,8 @@ from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  #
     ("Bergström &", "Had dumplings at Bergström & Sons with Marie.", "Bergström & Sons"),
     ("Bottaro s.r.l", "Receipt from Bottaro s.r.l.: 1 × notebook", "Bottaro s.r.l."),
     # a company's legal form, and a product's model number
+    ("Church of St.", "went to Church of St. Aurelia with Carmelo", "Church of St. Aurelia"),  # an abbreviation
+    ("Church of", "Spent the morning at Church of St. Marcelino while in Pöytyä", "Church of St. Marcelino"),
     ("Bohnbach AG", "Sold by Bohnbach AG & Co. OHG.", "Bohnbach AG & Co. OHG"),
     ("Förster Eckbauer", "Call with Giorgio (Förster Eckbauer GmbH & Co. KG) on Tuesday", "Förster Eckbauer GmbH & Co. KG"),
     ("İnönü Şti", "Order confirmation: Est lamp. Sold by İnönü Şti..", "İnönü Şti."),
@@ -36,6 +38,7 @@ from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  #
     ("Jeppesen Smart pillow", "Bought Jeppesen Smart pillow 554 from Pešková.", "Jeppesen Smart pillow 554"),
     ("Grabara pillow", "Bought Grabara pillow 2 weeks ago", "Grabara pillow"),  # a count, not a model
     ("Ana", "Ran with Ana as she said", "Ana"),  # no legal form in lower case
+    ("Cąkała – Little", "Cąkała – Little Silver. Streamed for 2 min 25 s on web player.", "Cąkała"),  # two fields
     # a bullet opens a sentence: "Met" is no name
     ("Colin at", "- Quiet day.\n- Met Colin at Jade Garden Houghton.", "Colin"),
     ("City", "Mail on E-ticket – Mexico City: Hi Oliver", "Mexico City"),

@@ -31,6 +31,8 @@ _BREAKS = frozenset((
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
     "july august september october november december").split())
 MAX_WORDS = 6
+# abbreviations a name runs on past ("Church of St. Aurelia", "Dr. Okafor")
+_ABBREVIATIONS = frozenset("St Mt Ft Dr Mr Mrs Ms Prof Sr Jr Ste".split())
 _SPACES = re.compile(r"[ \t]+")
 _DOTTED = re.compile(r"[^\W\d]\.[^\W\d]+\.?$")  # s.r.l. S.A. Sp.j: the full stop is a part of them
 
@@ -95,7 +97,9 @@ def _extend_right(text: str, end: int, crossing: frozenset[str]) -> int:
         if not _name_word(word):
             return end
         end = word_end
-        if punct:
+        if punct and word in _ABBREVIATIONS and text[end:end + 1] == ".":
+            end += 1  # "Church of St. Aurelia" runs on past "St."
+        elif punct:
             return end
         crossing = PARTICLES
 
@@ -134,6 +138,9 @@ def whole_name(answer: str | None, text: str) -> str | None:
     for opening, closing in ("()", "[]"):
         if answer.endswith(closing) and opening not in answer:
             answer = answer[:-1].rstrip()
+    # a spaced dash parts two fields ("Cąkała – Little Silver": the artist, the track);
+    # the model starts on the one asked for and runs on
+    answer = re.split(r"[ \t][–—][ \t]", answer, maxsplit=1)[0].strip() or answer
     words = answer.split()
     if not words or not words[0][0].isupper():
         return answer
@@ -149,6 +156,8 @@ def whole_name(answer: str | None, text: str) -> str | None:
     end = m.end()
     if _DOTTED.search(words[-1]) and not words[-1].endswith(".") and text[end:end + 1] == ".":
         end += 1  # "Bottaro s.r.l" of "Bottaro s.r.l."
+    elif words[-1] in _ABBREVIATIONS and text[end:end + 1] == ".":
+        end = _extend_right(text, end + 1, PARTICLES)  # "Church of St." of "Church of St. Aurelia"
     elif text[end - 1] not in ".!?":  # a sentence ends the name
         end = _extend_right(text, end, _LINKS if words[-1] in _LINKS else PARTICLES)
     end = _with_legal_form(text, end)

@@ -714,6 +714,13 @@ def test_counting_how_often_something_was_ordered_counts_orders(question, counte
     ("which runs did I do before 2015 in May",
      'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) <= 2015 and month(e.start) == 5)',
      'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) < 2015 and month(e.start) == 5)'),
+    # a day of the year said: its year
+    ("How many calendar events were after 2019?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="calendar event"), filter=lambda e: e.start > date(2019, 1, 1)), fct=len)',
+     'APPLY(l=FILTER(l=RETRIEVE(query="calendar event"), filter=lambda e: year(e.start) > 2019), fct=len)'),
+    ("Which runs were before 2015?",
+     'FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) <= date(2015, 12, 31))',
+     'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) < 2015)'),
 ])
 def test_after_a_year_is_from_the_next_year_on(question, plan, expected):
     assert print_plan(years_as_said(parse_plan(plan), question)) == expected
@@ -723,6 +730,8 @@ def test_after_a_year_is_from_the_next_year_on(question, plan, expected):
     ("How many runs since 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) >= 2019)'),
     ("How many runs after 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) > 2019)'),
     ("How many runs after 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) >= 2018)'),
+    ("How many runs after 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: e.start < date(2019, 6, 1))'),
+    ("How many runs since 2019?", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: e.start >= date(2019, 1, 1))'),
 ])
 def test_years_said_otherwise_stay(question, plan):
     node = parse_plan(plan)

@@ -303,18 +303,30 @@ def years_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
     planner kept ``year(e.start) >= 2019``, and a dish made in May 2019 counted.
     "after 2019" is from 2020 on, and "before 2019" until 2018: a comparison of a
     year with a year the question says after "after" or "before" is made strict
-    (``since`` and ``from`` keep 2019 itself). Otherwise ``plan`` itself."""
+    (``since`` and ``from`` keep 2019 itself). A comparison of when with a day of
+    that year (asked "How many calendar events were after 2019?", it wrote
+    ``e.start > date(2019, 1, 1)``) becomes the comparison of its year. Otherwise
+    ``plan`` itself."""
     said = {int(m.group(2)): m.group(1).lower() for m in _AFTER_BEFORE_YEAR.finditer(question)}
     if not said:
         return plan
 
     def strict(c: X.Expr) -> X.Expr:
-        if not (isinstance(c, X.Compare) and len(c.ops) == 1 and isinstance(c.left, X.Call)
-                and c.left.func == "year" and isinstance(c.comparators[0], X.Const)):
+        if not (isinstance(c, X.Compare) and len(c.ops) == 1):
             return c
-        word = said.get(c.comparators[0].value)
-        op = {("after", ">="): ">", ("before", "<="): "<"}.get((word, c.ops[0]))
-        return replace(c, ops=(op,)) if op else c
+        right = c.comparators[0]
+        if isinstance(c.left, X.Call) and c.left.func == "year" and isinstance(right, X.Const):
+            word = said.get(right.value)
+            op = {("after", ">="): ">", ("before", "<="): "<"}.get((word, c.ops[0]))
+            return replace(c, ops=(op,)) if op else c
+        when = c.left.args[0] if isinstance(c.left, X.Call) and c.left.func == "date" and len(c.left.args) == 1 \
+            else c.left
+        if not (isinstance(when, X.GetAttr) and when.name in ("start", "end") and isinstance(right, X.Call)
+                and right.func in ("date", "datetime") and right.args and isinstance(right.args[0], X.Const)):
+            return c
+        word = said.get(right.args[0].value)
+        op = {"after": {">": ">", ">=": ">"}, "before": {"<": "<", "<=": "<"}}.get(word, {}).get(c.ops[0])
+        return X.Compare(X.Call("year", (when,)), (op,), (X.Const(right.args[0].value),)) if op else c
 
     def rewrite(node: N.Filter) -> N.PlanNode:
         parts = X.conjuncts(node.filter.body)

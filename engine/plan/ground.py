@@ -324,9 +324,10 @@ def years_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
         if not (isinstance(when, X.GetAttr) and when.name in ("start", "end") and isinstance(right, X.Call)
                 and right.func in ("date", "datetime") and right.args and isinstance(right.args[0], X.Const)):
             return c
-        word = said.get(right.args[0].value)
-        op = {"after": {">": ">", ">=": ">"}, "before": {"<": "<", "<=": "<"}}.get(word, {}).get(c.ops[0])
-        return X.Compare(X.Call("year", (when,)), (op,), (X.Const(right.args[0].value),)) if op else c
+        word, year = said.get(right.args[0].value), right.args[0].value
+        op = ">" if word == "after" and c.ops[0] in (">", ">=") else \
+            "<" if word == "before" and c.ops[0] in ("<", "<=") else None
+        return X.Compare(X.Call("year", (when,)), (op,), (X.Const(year),)) if op else c
 
     def rewrite(node: N.Filter) -> N.PlanNode:
         parts = X.conjuncts(node.filter.body)

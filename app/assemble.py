@@ -33,7 +33,7 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         llm = registry.planner()
         otx = Models(sparse=registry.sparse_encoder(), patterns=registry.pattern_classifier(),
                      reranker=registry.event_classifier(), extractor=registry.extractor(),
-                     embedder=registry.embedder())
+                     embedder=registry.embedder(), segmenter=registry.on_first_use("segmenter"))
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)

@@ -163,7 +163,8 @@ def extractor_cmd(obj: Ctx, results: str) -> None:
 
     try:
         with ModelRegistry() as registry:
-            figures = extractor_bench.run(registry.extractor(), echo=_stderr_echo)
+            figures = extractor_bench.run(registry.extractor(), echo=_stderr_echo,
+                                          segmenter=registry.on_first_use("segmenter"))
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
     _finish(obj, "extractor", figures, extractor_bench.table(figures), results)

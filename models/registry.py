@@ -42,6 +42,22 @@ def planner_override() -> Path | None:
     return Path(value).expanduser() if value else None
 
 
+class OnFirstUse:
+    """A role that is loaded when it is first used, not when it is handed out: the
+    segmenter EXTRACT asks only where the extractor named nobody. Closed with the
+    registry that loads it."""
+
+    def __init__(self, registry: "ModelRegistry", role: str):
+        self._registry = registry
+        self._role = role
+
+    def __getattr__(self, name: str):
+        return getattr(self._registry.get(self._role), name)
+
+    def close(self) -> None:
+        """Nothing: the registry closes what it loaded."""
+
+
 class ModelRegistry:
     def __init__(self, cache: Path | None = None, *, threads: int = 2, planner_gguf: Path | None = None):
         """``planner_gguf`` (or the HINDSIGHT_PLANNER_GGUF setting) swaps the planner's
@@ -65,6 +81,13 @@ class ModelRegistry:
 
     def segmenter(self) -> "Segmenter":
         return self.get("segmenter")
+
+    def on_first_use(self, role: str) -> OnFirstUse:
+        """``role`` loaded at its first use (:class:`OnFirstUse`). A missing model
+        raises :class:`ModelMissing` then."""
+        if role not in manifest.ROLES:
+            raise ValueError(f"unknown model role {role!r}; known: {', '.join(manifest.ROLES)}")
+        return OnFirstUse(self, role)
 
     def pattern_classifier(self) -> "PatternClassifier":
         return self.get("pattern_classifier")

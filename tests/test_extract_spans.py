@@ -300,3 +300,72 @@ def test_a_dish_the_model_found_stays_beside_cuisine_food():
     assert answered("sushi", "I ate Japanese food: sushi at Mozao.", "food") == "sushi"
     # two cuisines' food: no telling which, the model's answer stays
     assert answered("", "I ate Thai food and Indian food.", "food") is None
+
+
+class _Entities:
+    """A segmenter that reports the entities it was given, as spaCy's small English
+    model did for these texts (its mistakes included)."""
+
+    def __init__(self, found: dict[str, list[tuple[str, str]]]):
+        self.found = found
+        self.asked: list[str] = []
+
+    def entities(self, text):
+        self.asked.append(text)
+        return next((ents for part, ents in self.found.items() if part in text), [])
+
+
+@pytest.mark.parametrize("text, entities, expected", [
+    ("Tried a new recipe on Monday: chowder, for Mathias Lundblad and me.",
+     [("Monday", "DATE"), ("Mathias Lundblad", "PERSON")], "Mathias Lundblad"),
+    ("Football this evening with Emily, Susanne, Flora and Vincent.", [("Emily", "PERSON")],
+     "Emily, Susanne, Flora and Vincent"),  # made the whole list
+    ("Flora and I caught up over coffee.", [("Flora", "PERSON")], "Flora"),  # a name that opens the sentence
+    ("Seoul Kitchen Watkins for dinner, Hannah and Emily came along.",
+     [("Kitchen Watkins", "PERSON"), ("Hannah", "PERSON")], "Hannah and Emily"),  # part of a longer name: not it
+    # not people: a label, a title in quotes, an owner, places after a word for where
+    ("Table for 2. Guest: Filip Montenegro", [("Guest", "PERSON"), ("Filip Montenegro", "PERSON")],
+     "Filip Montenegro"),
+    ('Run workout on Strava "Morning Run": 7.92 km.', [("Morning Run", "PERSON"), ("Strava", "PERSON")], None),
+    ("Running workout: 59 min; recorded by Oliver’s Apple Watch.", [("Oliver’s Apple Watch", "PERSON")], None),
+    ("Flight to Pihtipudas, Togo on Tue.", [("Pihtipudas", "PERSON"), ("Togo", "PERSON")], None),
+    ("Lunch with Anna at noon.", [("Anna", "ORG")], None),  # no PERSON
+])
+def test_no_answer_to_who_is_the_people_the_segmenter_names(text, entities, expected):
+    from engine.operators.extract import people_named
+    seg = _Entities({text: entities})
+    assert people_named(f"source: journal | kind: note | text: {text}", "companion", seg) == expected
+    assert people_named(text, "restaurant", seg) is None  # only keys that ask who
+    assert people_named(text, "companion", None) is None  # no segmenter, no people
+
+
+def test_the_segmenter_reads_only_texts_that_could_name_someone():
+    from engine.operators.extract import people_named
+    seg = _Entities({})
+    assert people_named("I had breakfast. I ate pancakes.", "people", seg) is None
+    assert people_named("# 2023-05-30\n\n- Went for a run.", "people", seg) is None
+    assert seg.asked == []
+
+
+def test_extract_asks_the_segmenter_who_where_the_model_answered_nobody(store):
+    t = datetime(2023, 1, 26, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Recipe", "Tried a new recipe: chowder, for Mathias Lundblad and me."),
+                ev("journal", "note", t.replace(day=27), 60, "Lunch", "Lunch with Ana Ruiz, Tom Hale at noon.")])
+    extractor = FakeExtractor(lambda key, text: "a new" if "recipe" in text else "Ana Ruiz")
+    seg = _Entities({"Mathias": [("Mathias Lundblad", "PERSON")], "Ana Ruiz": [("Tom Hale", "PERSON")]})
+    result = execute('EXTRACT(l=RETRIEVE(query="recipe lunch"), attr_names=["people"], attr_types=[str])', store,
+                     Models(extractor=extractor, segmenter=seg), today=TODAY)
+    assert sorted(r.get("people") for r in result.rows) == ["Ana Ruiz, Tom Hale", "Mathias Lundblad"]
+    assert len(seg.asked) == 1  # only where the model answered nobody
+
+
+def test_who_before_a_list_is_the_names_it_ends_in():
+    from engine.operators.extract import answered
+    text = "Seoul Kitchen Watkins for dinner, Hannah and Emily came along."
+    assert answered("Emily", text, "people") == "Hannah and Emily"
+    assert answered("Emily", "Football with Ana de Souza, Emily and Flora.", "people") == "Ana de Souza, Emily and Flora"
+
+
+def test_a_pronoun_is_nobody():
+    from engine.operators.extract import answered
+    assert answered("I caught", "Nicholas and I caught up over coffee.", "companion") is None

@@ -59,6 +59,16 @@ def test_missing_model_says_which_command_fixes_it(tmp_path):
     assert str(tmp_path) in str(info.value)
 
 
+def test_a_role_on_first_use_loads_when_used_not_when_handed_out(tmp_path):
+    with ModelRegistry(tmp_path) as reg:
+        late = reg.on_first_use("extractor")  # not built here: no error yet
+        late.close()  # closing what was never loaded loads nothing
+        with pytest.raises(ModelMissing, match="hindsight models build"):
+            late.extract([("text", "key")])
+        with pytest.raises(ValueError, match="unknown model role"):
+            reg.on_first_use("oracle")
+
+
 def test_planner_override_that_does_not_exist(tmp_path, monkeypatch):
     monkeypatch.setenv("HINDSIGHT_PLANNER_GGUF", str(tmp_path / "nope.gguf"))
     with pytest.raises(ModelMissing, match="HINDSIGHT_PLANNER_GGUF"):

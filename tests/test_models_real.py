@@ -228,3 +228,10 @@ def test_all_roles_loaded_together_stay_under_2_5_gb(registry):
     assert out.returncode == 0, out.stderr[-2000:]
     peak = int(out.stdout.strip().splitlines()[-1])
     assert peak < 2.5e9, f"peak RSS {peak / 1e9:.2f} GB with every role loaded"
+
+
+def test_segmenter_finds_people_without_its_parser(registry):
+    seg = registry.segmenter()
+    ents = seg.entities("Tried a new recipe on Monday: shrimp chowder, for Mathias Lundblad and me.")
+    assert ("Mathias Lundblad", "PERSON") in ents
+    assert seg.sentences("One. Two.") == ["One.", "Two."]  # the parser still splits sentences

@@ -5,7 +5,8 @@ dev examples, whose names, places and products never occur in training, and
 examples from the dev persona's events as the importers write them. For each, the
 model's raw answer and the answer EXTRACT makes of it
 (:func:`engine.operators.extract.answered`: a name made whole, people as the whole
-list they are named in, a category the text names) are compared with the gold
+list they are named in, a category the text names; with a segmenter, the people it
+finds where the model named nobody) are compared with the gold
 value, and the model's throughput is timed on the first set.
 """
 from __future__ import annotations
@@ -17,11 +18,12 @@ from collections.abc import Callable, Sequence
 Echo = Callable[[str], None]
 
 
-def run(extractor, *, echo: Echo = lambda _: None, sets: dict[str, Sequence] | None = None) -> dict:
+def run(extractor, *, echo: Echo = lambda _: None, sets: dict[str, Sequence] | None = None,
+        segmenter=None) -> dict:
     """Figures for ``extractor`` (``.extract([(text, key), ...]) -> [answer, ...]``) on
     ``sets`` (name -> examples with ``text``, ``key``, ``value`` and ``bucket``); the
-    build's dev sets by default."""
-    from engine.operators.extract import answered
+    build's dev sets by default. ``segmenter`` is EXTRACT's (``Models.segmenter``)."""
+    from engine.operators.extract import answered, people_named
 
     sets = sets if sets is not None else _dev_sets()
     figures: dict = {"sets": {}}
@@ -33,6 +35,8 @@ def run(extractor, *, echo: Echo = lambda _: None, sets: dict[str, Sequence] | N
         buckets: dict[str, list[int]] = {}
         for e, r in zip(examples, raw):
             made = answered(r, e.text, e.key)
+            if made is None:
+                made = people_named(e.text, e.key, segmenter)
             for b in (e.bucket, "all"):
                 n = buckets.setdefault(b, [0, 0, 0])
                 n[0] += 1

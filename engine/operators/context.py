@@ -13,7 +13,7 @@ from datetime import date
 from typing import TYPE_CHECKING, Any
 
 from engine.plan.expr import EvalContext, EvalError, Lambda, call_lambda
-from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, SparseEncoder
+from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, Segmenter, SparseEncoder
 
 if TYPE_CHECKING:
     from engine.plan.rows import Row
@@ -43,6 +43,7 @@ class Models:
     reranker: Reranker | None = None
     extractor: Extractor | None = None
     embedder: Embedder | None = None  # a second opinion on what the reranker keeps
+    segmenter: Segmenter | None = None  # the people a text names, where the extractor found none
 
 
 @dataclass(frozen=True, slots=True)

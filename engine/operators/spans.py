@@ -248,8 +248,14 @@ def whole_list(answer: str | None, text: str) -> str | None:
     while sep := _LIST_BEFORE.search(text[:start]):
         name = _NAME_BEHIND.search(text[:sep.start()])
         words = name.group().split() if name else []
-        while words and not _name_word(words[0]):
-            words.pop(0)
+        kept: list[str] = []  # the name words the text ends in: not "Watkins for dinner"
+        for w in reversed(words):
+            if not (_name_word(w) or kept and w in PARTICLES):
+                break
+            kept.insert(0, w)
+        while kept and not _name_word(kept[0]):
+            kept.pop(0)
+        words = kept
         if not words:
             break
         start = sep.start() - len(" ".join(words))

@@ -38,6 +38,13 @@ from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  #
     ("Jeppesen Smart pillow", "Bought Jeppesen Smart pillow 554 from Pešková.", "Jeppesen Smart pillow 554"),
     ("Grabara pillow", "Bought Grabara pillow 2 weeks ago", "Grabara pillow"),  # a count, not a model
     ("Ana", "Ran with Ana as she said", "Ana"),  # no legal form in lower case
+    # a kind of place "of" a name: cut before the "of", or started after it
+    ("National Museum", "Sightseeing on Tue: National Museum of Quel, with Guy.", "National Museum of Quel"),
+    ("Isle", "Trip to Durg with Jonathan Wohlgemut, Isle of Man.", "Isle of Man"),
+    ("St.", "Visited Church of St. Emilia in New George.", "Church of St. Emilia"),
+    ("Quel", "Visited the National Museum of Quel today.", "National Museum of Quel"),
+    ("Ana", "Trip with Ana of Lisbon", "Ana"),  # no kind of place: no "of" crossed
+    ("Museum", "a Museum of the City", "Museum"),  # no name after the "of"
     ("Cąkała – Little", "Cąkała – Little Silver. Streamed for 2 min 25 s on web player.", "Cąkała"),  # two fields
     # a bullet opens a sentence: "Met" is no name
     ("Colin at", "- Quiet day.\n- Met Colin at Jade Garden Houghton.", "Colin"),

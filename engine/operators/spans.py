@@ -160,14 +160,42 @@ def whole_name(answer: str | None, text: str) -> str | None:
         end = _extend_right(text, end + 1, PARTICLES)  # "Church of St." of "Church of St. Aurelia"
     elif text[end - 1] not in ".!?":  # a sentence ends the name
         end = _extend_right(text, end, _LINKS if words[-1] in _LINKS else PARTICLES)
+    end = _across_of(text, end)
     end = _with_legal_form(text, end)
     if re.fullmatch(r"[^\W\d_]+", words[-1]) and words[-1].islower() and (n := _MODEL_NUMBER.match(text, end)):
         end = n.end()  # "Jeppesen Smart pillow 554 from Pešková"
-    out = text[_extend_left(text, m.start()):end].split()
+    start = _extend_left(text, m.start())
+    if (head := _HEAD_OF_BEFORE.search(text, 0, start)) and head.group(1) in _OF_HEADS:
+        start = _extend_left(text, head.start(1))  # "St. Emilia" of "Visited Church of St. Emilia"
+    out = text[start:end].split()
     while len(out) > 1 and out[-1] in _LINKS:
         out.pop()
     # a run longer than names are is a title written in capitals, not one name
     return " ".join(out if len(out) <= MAX_WORDS else words)
+
+
+# Names of a kind of place "of" another name: "National Museum of Quel", "Isle of Man",
+# "Church of St. Emilia". The extractor stopped before or started after the "of"; a
+# name is not otherwise run on across it ("Trip to Durg with Ana of ...").
+_OF_HEADS = frozenset("""Museum Isle Island Islands Church Cathedral Chapel Basilica Abbey Monastery University
+    College Institute Academy School Bank Palace Castle Fort Tower Temple Shrine Gallery Hall House Garden
+    Gardens Lake Mount Bay Gulf Cape Sea Republic Kingdom Duchy Principality Statue Arch Monument Memorial
+    Library Theatre Theater Opera Ministry Court Valley""".split())
+_HEAD_OF_BEFORE = re.compile(r"\b([^\W\d_]+)[ \t]+of[ \t]+\Z")
+_OF_NAME_AFTER = re.compile(r"[ \t]+of[ \t]+(?=(?:St\.[ \t]+)?[A-Z\u00C0-\u024F])")
+
+
+def _across_of(text: str, end: int) -> int:
+    """``end`` past "of" and the name after it where the name ending at ``end`` is a
+    kind of place (``_OF_HEADS``)."""
+    last = text[:end].split()[-1] if text[:end].split() else ""
+    if last not in _OF_HEADS or not (m := _OF_NAME_AFTER.match(text, end)):
+        return end
+    after = m.end()
+    if text.startswith("St.", after):
+        return _extend_right(text, after + 3, PARTICLES)
+    word = re.match(r"[^\W\d_][\w'’-]*", text[after:])
+    return _extend_right(text, after + word.end(), PARTICLES) if word and _name_word(word.group()) else end
 
 
 # A company's legal form after its name ("Bohnbach AG & Co. OHG", "Soni and Sons",

@@ -63,7 +63,12 @@ class RetrieveSettings:
     # days for "talked to Layla" and found 6 (gold 4; 3 off), 2008's for "grocery shopping"
     # 22 (gold 33; 21 off), but 2007's for "took kids to the dentist" 7 (gold 1; 3 off):
     # the reranker, trained on generated lives, passed "I took Leo on a date". Hit@1 the
-    # same (9 of 36), persona p5's answers the same. Worth turning on with a better reranker
+    # same (9 of 36), persona p5's answers the same. Again at 9c24b87, with a rule dropping
+    # the named events whose passage is far from the query's other words ("I had breakfast
+    # with ..., Layla" for "talked to Layla"): "talked to Layla" right (4), but "social
+    # media" in 2021 one off (a news day passed at 0.51), Hit@1 16 -> 16 of 36; persona p5
+    # 25 -> 24 of 40 (a diary run passed for "podcast episode"). Worth turning on with a
+    # better reranker
     rerank_window: int = 0
     rerank_outside_window: int = 32
     # the search on the right of a same-day JOIN judges whole the events of the days the

@@ -45,6 +45,13 @@ from tests.test_operators import BERLIN, TODAY, FakeExtractor, add, ev, store  #
     ("Quel", "Visited the National Museum of Quel today.", "National Museum of Quel"),
     ("Ana", "Trip with Ana of Lisbon", "Ana"),  # no kind of place: no "of" crossed
     ("Museum", "a Museum of the City", "Museum"),  # no name after the "of"
+    # a company whose name starts with a particle or a lower-case word; a count after a colon
+    ("da Cunha", "Receipt from da Cunha Ltda.: 1 × Malewicz router, €29.02.", "da Cunha Ltda."),
+    ("auch Schlauchin Hornich e.G", "Sold by auch Schlauchin Hornich e.G..", "auch Schlauchin Hornich e.G."),
+    ("Luukkonen ry: 1", "Receipt from Luukkonen ry: 1 × Glass watch, 3.00 EUR.", "Luukkonen ry"),
+    ("Platform: 9", "Train leaves at Platform: 9", "Platform: 9"),  # one word before the colon: a field
+    ("Sweet helmet has", "Your order of Sweet helmet has shipped.", "Sweet helmet"),
+    ("dumplings is amazing.", "I heard their dumplings is amazing.", "dumplings is amazing"),
     ("Cąkała – Little", "Cąkała – Little Silver. Streamed for 2 min 25 s on web player.", "Cąkała"),  # two fields
     # a bullet opens a sentence: "Met" is no name
     ("Colin at", "- Quiet day.\n- Met Colin at Jade Garden Houghton.", "Colin"),

@@ -26,7 +26,7 @@ _LINKS = PARTICLES | {"of", "the", "and", "&"}
 # end a name; also the names of days and months, which follow names ("Sushi Perez
 # Wednesday").
 _BREAKS = frozenset((
-    "i with and or for at in on to from by my our your his her their me we you he she they it is was "
+    "i with and or for at in on to from by my our your his her their me we you he she they it is was has have had "
     "but so then when while after before near via per a an this that these those "
     "monday tuesday wednesday thursday friday saturday sunday january february march april may june "
     "july august september october november december").split())
@@ -141,8 +141,14 @@ def whole_name(answer: str | None, text: str) -> str | None:
     # a spaced dash parts two fields ("Cąkała – Little Silver": the artist, the track);
     # the model starts on the one asked for and runs on
     answer = re.split(r"[ \t][–—][ \t]", answer, maxsplit=1)[0].strip() or answer
+    # "Luukkonen ry: 1" of "Receipt from Luukkonen ry: 1 × Glass watch": the field's value after it
+    if m := re.fullmatch(r"([^\W\d_][^:]*[ \t][^:]*[^\W\d_]):[ \t]+\d+", answer):  # two words or more before
+        answer = m.group(1)
     words = answer.split()
-    if not words or not words[0][0].isupper():
+    # a name may start with a particle ("da Cunha Ltda.", "auch Schlauchin Hornich e.G.")
+    if not words or not (words[0][0].isupper() or words[0] in PARTICLES and len(words) > 1 and _name_word(words[1])
+                         or words[0][0].islower() and len(words) > 2 and _name_word(words[1])
+                         and _name_word(words[2])):
         return answer
     # a word too many: "Hänel for", "Michael at", "Lay ("; a link left hanging is
     # either continued ("Osteria da" -> "Osteria da Hänel") or dropped below. Other

@@ -353,6 +353,15 @@ def test_no_answer_to_who_is_the_people_the_segmenter_names(text, entities, expe
     assert people_named(text, "companion", None) is None  # no segmenter, no people
 
 
+def test_a_title_names_no_one_the_segmenter_is_asked_about():
+    from engine.operators.extract import people_named
+    seg = _Entities({"Got my run": [("Morning Run", "PERSON")]})
+    # a run merged with a diary day: the run's title heads the day's text
+    text = "source: journal | kind: note | title: Morning Run | text: # 2023-02-25\n\nGot my run in at Day Park."
+    assert people_named(text, "people", seg) is None
+    assert seg.asked == ["# 2023-02-25\n\nGot my run in at Day Park."]
+
+
 def test_the_segmenter_reads_only_texts_that_could_name_someone():
     from engine.operators.extract import people_named
     seg = _Entities({})

@@ -239,7 +239,10 @@ _EDGE_WORDS = frozenset("on in at to of for with from by about into onto over un
 # asked about only where the text has one (spaCy reads ~300 texts a second here)
 _NAME_INSIDE = re.compile(r"(?<=[^\W_.!?:|#-] )(?!I\b)[A-Z\u00C0-\u024F][^\W\d_]+|"
                           r"\b[A-Z\u00C0-\u024F][^\W\d_]+(?= (?:and|&) I\b)")
-_FIELDS_BEFORE_TEXT = re.compile(r"^source: [^|]*\|\s*kind: [^|]*\|\s*")
+# the fields before an event's text: its source, kind and title ("title: Morning Run" of a
+# run merged with a diary day is no one's name)
+_FIELDS_BEFORE_TEXT = re.compile(r"^source: [^|]*\|\s*kind: [^|]*\|\s*(?:title: .*?\|\s*(?=text: ))?(?:text: )?",
+                                 re.S)
 
 
 def people_named(text: str, key: str, segmenter) -> str | None:
@@ -262,7 +265,9 @@ def people_named(text: str, key: str, segmenter) -> str | None:
         if label != "PERSON" or "|" in name:
             continue
         at = [m.start() for m in re.finditer(re.escape(name), body)]
-        start = at[-1] if at else 0
+        if not at:
+            continue
+        start = at[-1]
         words_before = body[:start].split()
         before = words_before[-1] if words_before else ""
         if any(body[i - 1:i] in _QUOTES or body[i + len(name):i + len(name) + 1] == ":" for i in at):

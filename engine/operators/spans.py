@@ -194,8 +194,8 @@ _OF_NAME_AFTER = re.compile(r"[ \t]+of[ \t]+(?=(?:St\.[ \t]+)?[A-Z\u00C0-\u024F]
 def _across_of(text: str, end: int) -> int:
     """``end`` past "of" and the name after it where the name ending at ``end`` is a
     kind of place (``_OF_HEADS``)."""
-    last = text[:end].split()[-1] if text[:end].split() else ""
-    if last not in _OF_HEADS or not (m := _OF_NAME_AFTER.match(text, end)):
+    before = text[:end].split()
+    if not before or before[-1] not in _OF_HEADS or not (m := _OF_NAME_AFTER.match(text, end)):
         return end
     after = m.end()
     if text.startswith("St.", after):

@@ -392,3 +392,23 @@ def test_who_before_a_list_is_the_names_it_ends_in():
 def test_a_pronoun_is_nobody():
     from engine.operators.extract import answered
     assert answered("I caught", "Nicholas and I caught up over coffee.", "companion") is None
+
+
+def test_a_title_that_is_only_a_date_is_not_shown_to_the_extractor_asked_for_a_number(store):
+    t = datetime(1996, 2, 16, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 24 * 60, "1996-02-16", "I spent 45 minutes on news today."),
+                ev("journal", "note", t.replace(day=17), 24 * 60, "News", "I spent 33 minutes on news today.")])
+    seen: list[str] = []
+
+    def answer(key, text):
+        seen.append(text)
+        # as the model did: asked for a duration, it copied the date in the title
+        return "1996-02-16 |" if "title: 1996" in text else text.split("spent ")[1].split(" on")[0]
+    result = execute('EXTRACT(l=RETRIEVE(query="news"), attr_names=["duration"], attr_types=[float])', store,
+                     Models(extractor=FakeExtractor(answer)), today=TODAY)
+    assert sorted(r.get("duration") for r in result.rows) == [33.0, 45.0]
+    assert any("title: News" in s for s in seen)  # a title that says something stays
+    seen.clear()  # ... and for a key that is no number, the date too: the change is kept to where it was wrong
+    execute('EXTRACT(l=RETRIEVE(query="news"), attr_names=["topic"], attr_types=[str])', store,
+            Models(extractor=FakeExtractor(answer)), today=TODAY)
+    assert any("title: 1996-02-16" in s for s in seen)

@@ -396,7 +396,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         ctx.check_cancel()
         batch = ask[n:n + BATCH]
         for i, answer in zip(batch, _ask(ctx.models.extractor, key, [rows[i] for i in batch],
-                                          ctx.models.segmenter)):
+                                          ctx.models.segmenter, numeric=kind in ("int", "float"))):
             value = coerce(answer, kind, rows[i])
             if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
                 value = None
@@ -541,7 +541,7 @@ _FIELD_NAME = re.compile(r"(?:^|\|\s)([^|:]{1,40}):\s")  # "text" of "... | text
 GUESS_LOGPROB = -0.75
 
 
-def _ask(extractor, key: str, rows: list[Row], segmenter=None) -> list[Any]:
+def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False) -> list[Any]:
     """The extractor's answers for ``rows``. A row merged from several events (by
     RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
     match and the dinner after it) is asked once per event's text, and the first
@@ -551,7 +551,8 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None) -> list[Any]:
     (a cuisine), an answer of it wins over one that is not ("football"), and one the
     text does not name is kept only where the model was sure of it (``GUESS_LOGPROB``).
     An answer without a letter or digit is no answer; where the key asks who, the
-    people the Segmenter finds in the text stand in for it (:func:`people_named`)."""
+    people the Segmenter finds in the text stand in for it (:func:`people_named`).
+    For a ``numeric`` key a title that is only a date is left out."""
     queries: list[tuple[str, str]] = []
     owner: list[int] = []
     for n, r in enumerate(rows):
@@ -559,8 +560,12 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None) -> list[Any]:
         merged = len(r.ids) > 1 and MERGED_TEXTS in text
         parts = [t for t in text.split(MERGED_TEXTS) if t.strip()] if merged else [text]
         for k, part in enumerate(parts):
-            # the row's source, kind and title are those of its first event
+            # the row's source, kind and title are those of its first event; a title that
+            # is only a date says no more than the event's start, and asked the duration
+            # of a daily note titled "1996-02-16", the model answered the title
             title = r.get("title") if k == 0 else None
+            if numeric and isinstance(title, str) and _DATES.fullmatch(title.strip()):
+                title = None
             queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
             owner.append(n)
     scored = getattr(extractor, "extract_scored", None)  # a ScoredExtractor

@@ -65,7 +65,7 @@ from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_patter
                                        pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
-from engine.retrieval.words import KIND_WORDS, STOP, said_words, stems
+from engine.retrieval.words import KIND_WORDS, STOP, contradicts, said_words, stems
 
 log = logging.getLogger(__name__)
 
@@ -705,6 +705,9 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
               and not any(matches(p, e.items) for p in irrelevant_of.get((e.source, e.kind), ()))}
     if not events:
         return []
+    events = {i: e for i, e in events.items() if not contradicts(query, f"{e.title or ''} {e.text or ''}")}
+    if not events:
+        return []
     wanted = stems(query)
     need = math.floor((settings.accept_words or 0) * len(wanted))
     if need:
@@ -909,6 +912,10 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                     ctx.note(f"{len(passed) - len(named)} of them dropped: they name none of "
                              + ", ".join(f"'{' '.join(n)}'" for n in wanted))
                 passed = named
+            said = [(e, text) for e, text in passed if not contradicts(query, f"{e.title or ''} {e.text or ''}")]
+            if len(said) < len(passed):
+                ctx.note(f"{len(passed) - len(said)} of them dropped: they name another meal than the query")
+                passed = said
             if ctx.models.embedder is not None and passed:
                 near = _passed_similarities(ctx, query, passed, stored)
                 kept = [p for p, sim in zip(passed, near) if sim >= settings.min_similarity]

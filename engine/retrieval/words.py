@@ -30,6 +30,24 @@ def stems(text: str) -> set[str]:
     return {stem(w) for w in _WORD.findall(text.lower()) if w not in STOP}
 
 
+#: Words of which a text says one where it does not say another: a dinner is no
+#: lunch. The meals, as stems.
+EXCLUSIVE: tuple[frozenset[str], ...] = tuple(frozenset(stem(w) for w in ws) for ws in (
+    ("breakfast", "breakfasts"), ("brunch", "brunches"), ("lunch", "lunches"),
+    ("dinner", "dinners", "supper", "suppers")))
+
+
+def contradicts(query: str, text: str) -> bool:
+    """Whether ``text`` says another of the :data:`EXCLUSIVE` words than the one
+    ``query`` says, and not that one: "I prepare fish and chips for dinner." for
+    "lunch with fish and chips" (the embedder put it at 0.79 of the query)."""
+    asked = [ws for ws in EXCLUSIVE if ws & stems(query)]
+    if len(asked) != 1:
+        return False
+    said = stems(text)
+    return not asked[0] & said and any(ws & said for ws in EXCLUSIVE if ws is not asked[0])
+
+
 _SHORT_STOP = frozenset("a an as at be by do go in is it me my no of on or so to up we".split())
 
 

@@ -528,6 +528,49 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(st
                        today=TODAY, retrieve_settings=off).rows) == 2
 
 
+def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_the_name_too(store):
+    """The real reranker scored every event naming Chloe alike for "go get groceries
+    with Chloe", her dates too; asked without the name, it told them apart."""
+    t = datetime(2024, 2, 10, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Day", "I went grocery shopping with Chloe."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Day", "I went on a date with Chloe."),
+                ev("journal", "note", t + timedelta(days=2), 60, "Day", "Listened to a song with Chloe.")])
+
+    class Named(FakeReranker):  # a name in the query passes all that say it; else the words
+        def score(self, pairs):
+            self.pairs += len(pairs)
+            return [0.9 if "Chloe" in q and "chloe" in text.lower() or "grocer" in q and "grocer" in text.lower()
+                    else 0.2 for q, text in pairs]
+    models = Models(patterns=FakePatterns({}, default="partial"), reranker=Named(""))
+
+    def kept(query, **settings):
+        result = execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY,
+                         retrieve_settings=RetrieveSettings(verify_irrelevant=0, **settings))
+        return sorted(r.get("text") for r in result.rows), [n for st in result.nodes for n in st.notes]
+    got, notes = kept("go get groceries with Chloe")
+    assert got == ["I went grocery shopping with Chloe."], notes
+    assert any("2 of them dropped: below 0.3 for “go get groceries with”, the query without its names" in n
+               for n in notes)
+    assert len(kept("go get groceries with Chloe", rest_threshold=None)[0]) == 3
+    # nothing but the name, or but the kind of event, is left to ask about: the name decides
+    assert len(kept("Chloe")[0]) == 3
+    assert len(kept("songs with Chloe")[0]) == 3
+
+
+@pytest.mark.parametrize("query, rest", [
+    ("go get groceries with Chloe", "go get groceries with"),
+    ("talked to Layla", "talked to"),
+    ("dinner with Ana and Tom", "dinner with"),
+    ("with Ana Ruiz", ""),
+    ("listened to The Honey Walshs", ""),   # only the kind of event
+    ("mail from Patrick Perry", ""),
+    ("running", ""),                         # no name
+])
+def test_a_query_without_its_names(query, rest):
+    from engine.operators.retrieve import _without_names, names
+    assert _without_names(query, names(query)) == rest
+
+
 def test_what_the_reranker_keeps_for_a_query_naming_a_meal_names_no_other_meal(store):
     t = datetime(2019, 1, 5, 12, tzinfo=BERLIN)
     add(store, [ev("journal", "note", t, 60, "Day", "I had lunch with Jack. I ate fish and chips."),
@@ -578,6 +621,9 @@ def test_a_word_of_another_name_is_not_the_name_the_query_gives(store):
     assert kept("visited Liberty Bell") == ["During my trip to Philadelphia I visited Liberty Bell.",
                                             "Visited Liberty Bell again today."]
     assert kept("visited Chloe") == ["Lunch With Chloe Brown, then I visited her."]
+    # a name at a sentence's end, its full stop beside it, is the name
+    add(store, [ev("journal", "note", t + timedelta(days=4), 60, "Day", "I visited Liberty Bell with Chloe.")])
+    assert kept("visited Chloe") == ["I visited Liberty Bell with Chloe.", "Lunch With Chloe Brown, then I visited her."]
     assert kept("visited Chloe Miller") == []
 
 
@@ -662,7 +708,8 @@ def test_a_same_day_join_has_the_days_of_its_left_side_judged_on_the_right(store
     class ByQuery(FakeReranker):  # each query's own word
         def score(self, pairs):
             self.pairs += len(pairs)
-            return [0.9 if ("louvre" if "Louvre" in q else "lunch") in text.lower() else 0.2 for q, text in pairs]
+            return [0.9 if ("louvre" if "Louvre" in q else "visit" if "visit" in q else "lunch") in text.lower()
+                    else 0.2 for q, text in pairs]
 
     def lunches(**settings):
         reranker = ByQuery("")
@@ -690,7 +737,8 @@ def test_an_extract_on_the_right_of_a_same_day_join_asks_only_the_days_it_pairs(
 
     class ByQuery(FakeReranker):
         def score(self, pairs):
-            return [0.9 if ("louvre" if "Louvre" in q else "lunch") in text.lower() else 0.2 for q, text in pairs]
+            return [0.9 if ("louvre" if "Louvre" in q else "visit" if "visit" in q else "lunch") in text.lower()
+                    else 0.2 for q, text in pairs]
     asked: list[str] = []
 
     def answer(key, text):

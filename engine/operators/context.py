@@ -115,6 +115,13 @@ class RetrieveSettings:
     # shopping with Chloe", "travel to Miami, US") must say one of the names: the
     # reranker, which never saw most names, passed "I went grocery shopping with Jack."
     require_names: bool = True
+    # ... and must pass the reranker at this score for the query without its names too:
+    # given a name, the reranker scored every event naming it alike, whatever it was
+    # (0.55-0.56 for "go get groceries with Chloe" and her dates, for "talked to Layla"
+    # and a breakfast with her), where without the name it told them apart ("talked
+    # to": the talks 0.42-0.44, the breakfast and a lunch 0.21-0.25; "go get
+    # groceries": the dates 0.10-0.19). None: the names' rule alone
+    rest_threshold: float | None = 0.3
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
 

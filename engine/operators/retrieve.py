@@ -615,6 +615,29 @@ def names(query: str) -> list[tuple[str, ...]]:
     return list(dict.fromkeys(out))
 
 
+_KIND_STEMS = frozenset().union(*(stems(" ".join((kind.replace("_", " "), *nouns, *verbs)))
+                                   for kind, (nouns, verbs) in KIND_WORDS.items()))
+_EDGE_WORDS = frozenset("and the a an".split())
+
+
+def _without_names(query: str, wanted: list[tuple[str, ...]]) -> str:
+    """``query`` without the words of the names it gives (:func:`names`) and the
+    words that only joined them: "go get groceries with Chloe" "go get groceries
+    with", "talked to Layla" "talked to" (the reranker told talks from meals better
+    so than asked "talked"); "" where nothing is left to say what happened ("Chloe",
+    "with Ana Ruiz"), or only what kind of event it was, which the patterns judge: to
+    the reranker "listened to" was far from The Honey Walshs' plays, "mail from"
+    from Patrick Perry's mails (persona p5 lost both)."""
+    if not wanted:
+        return ""
+    named = {w.lower() for name in wanted for w in name}
+    words = [w for w in query.split() if re.sub(r"['’]s$", "", w.strip(",.;:!?\"")).strip(".'’-").lower() not in named]
+    while words and words[-1].lower().strip(",") in _EDGE_WORDS:
+        words.pop()
+    rest = " ".join(words).strip(" ,")
+    return rest if stems(rest) - _KIND_STEMS else ""
+
+
 def says_a_name(e: "_Event", wanted: list[tuple[str, ...]]) -> bool:
     """Whether the event's title, text or attribute values say a word of one of
     ``wanted`` (from :func:`names`): in any case, but an acronym in capitals only
@@ -648,7 +671,8 @@ def _in_another_name(text: str, start: int, end: int, name: tuple[str, ...]) -> 
     at = next((n for n, m in enumerate(words) if m.start() <= start < m.end()), None)
     if at is None:
         return False
-    run = {words[at].group().lower()}
+    # the word as names() has it: "Chloe." at a sentence's end is Chloe
+    run = {re.sub(r"['’]s$", "", words[at].group()).strip(".'’-").lower()}
     for step in (-1, 1):
         n = at
         while 0 <= n + step < len(words):
@@ -912,6 +936,15 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
                     ctx.note(f"{len(passed) - len(named)} of them dropped: they name none of "
                              + ", ".join(f"'{' '.join(n)}'" for n in wanted))
                 passed = named
+            rest = _without_names(query, wanted)
+            if rest and passed and settings.rest_threshold is not None:
+                ctx.check_cancel()
+                scores = best_passages(ctx.models.reranker, rest, [e for e, _ in passed])
+                kept_rest = [p for p, (s, _) in zip(passed, scores) if s >= settings.rest_threshold]
+                if len(kept_rest) < len(passed):
+                    ctx.note(f"{len(passed) - len(kept_rest)} of them dropped: below {settings.rest_threshold} "
+                             f"for “{rest}”, the query without its names")
+                passed = kept_rest
             said = [(e, text) for e, text in passed if not contradicts(query, f"{e.title or ''} {e.text or ''}")]
             if len(said) < len(passed):
                 ctx.note(f"{len(passed) - len(said)} of them dropped: they name another meal than the query")

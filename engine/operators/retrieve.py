@@ -32,7 +32,11 @@
    none of whose passages is that near is never reranked: it could not pass. For a
    query that names someone or something, a candidate that passes must say a word of
    one of the names (the reranker passed "I went grocery shopping with Jack." for
-   "go to the grocery store with Chloe"). With ``rerank_window`` set, a RETRIEVE
+   "go to the grocery store with Chloe"), and pass the reranker for the query without
+   its names too, where that says more than the kind of event (given "Chloe", it
+   passed her dates for "go get groceries with Chloe"). What is kept by a sentence or
+   by the reranker names no other meal than the query (:func:`~engine.retrieval.words.contradicts`:
+   a dinner is no lunch). With ``rerank_window`` set, a RETRIEVE
    right under a FILTER that reads only times has the part of a big group the filter
    can keep judged whole (October 2005's diary days, not the best search hits of
    every year); so has, with ``day_window``, the RETRIEVE on the right of a same-day

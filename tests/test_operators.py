@@ -549,12 +549,33 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_th
         return sorted(r.get("text") for r in result.rows), [n for st in result.nodes for n in st.notes]
     got, notes = kept("go get groceries with Chloe")
     assert got == ["I went grocery shopping with Chloe."], notes
-    assert any("2 of them dropped: below 0.3 for “go get groceries with”, the query without its names" in n
+    assert any("2 of them dropped: below 0.3 (or cosine 0.2) for “go get groceries with”, "
+               "the query without its names" in n
                for n in notes)
     assert len(kept("go get groceries with Chloe", rest_threshold=None)[0]) == 3
     # nothing but the name, or but the kind of event, is left to ask about: the name decides
     assert len(kept("Chloe")[0]) == 3
     assert len(kept("songs with Chloe")[0]) == 3
+
+
+def test_a_named_event_far_from_the_query_without_its_names_is_dropped(store):
+    """The reranker scored a calendar's "Event ... with XYZ" 0.48 for "lunch with";
+    the embedder put it at 0.14, and the event was counted as a lunch with XYZ."""
+    t = datetime(2024, 2, 10, 12, tzinfo=BERLIN)
+    add(store, [ev("journal", "note", t, 60, "Day", "Lunch with Chloe at Paz."),
+                ev("journal", "note", t + timedelta(days=1), 60, "Day", "Event with Chloe.")])
+
+    class Words(FakeEmbedder):
+        WORDS = ("lunch", "chloe", "event")
+        dimension = len(WORDS)
+    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker(""), embedder=Words())
+
+    def kept(**settings):
+        result = execute('RETRIEVE(query="lunch with Chloe")', store, models, today=TODAY,
+                         retrieve_settings=RetrieveSettings(verify_irrelevant=0, **settings))
+        return sorted(r.get("text") for r in result.rows)
+    assert kept() == ["Lunch with Chloe at Paz."]
+    assert kept(rest_threshold=None) == ["Event with Chloe.", "Lunch with Chloe at Paz."]
 
 
 @pytest.mark.parametrize("query, rest", [
@@ -564,6 +585,7 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_th
     ("with Ana Ruiz", ""),
     ("listened to The Honey Walshs", ""),   # only the kind of event
     ("mail from Patrick Perry", ""),
+    ("meeting Benito Ramírez", ""),          # only that he was there
     ("running", ""),                         # no name
 ])
 def test_a_query_without_its_names(query, rest):

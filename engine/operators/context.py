@@ -122,7 +122,10 @@ class RetrieveSettings:
     # (0.55-0.56 for "go get groceries with Chloe" and her dates, for "talked to Layla"
     # and a breakfast with her), where without the name it told them apart ("talked
     # to": the talks 0.42-0.44, the breakfast and a lunch 0.21-0.25; "go get
-    # groceries": the dates 0.10-0.19). None: the names' rule alone
+    # groceries": the dates 0.10-0.19). With an embedder, that passage must be within
+    # ``min_similarity`` of it too: the reranker scored a calendar's "Event ... with
+    # XYZ" 0.48 for "lunch with" (embedder 0.14; talks 0.26-0.30 for "talked to").
+    # None: the names' rule alone
     rest_threshold: float | None = 0.3
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge

@@ -621,6 +621,10 @@ def names(query: str) -> list[tuple[str, ...]]:
 
 _KIND_STEMS = frozenset().union(*(stems(" ".join((kind.replace("_", " "), *nouns, *verbs)))
                                    for kind, (nouns, verbs) in KIND_WORDS.items()))
+# ... and words that say only that someone was there: "meeting Benito Ramírez" is any
+# time with him (the embedder put his coffees far from "meeting"; 3 of 56 were lost)
+_BEING_WITH = stems("meet meeting met see seeing saw seen visit visited hang hanging spend spending spent "
+                    "together company")
 _EDGE_WORDS = frozenset("and the a an".split())
 
 
@@ -629,17 +633,19 @@ def _without_names(query: str, wanted: list[tuple[str, ...]]) -> str:
     words that only joined them: "go get groceries with Chloe" "go get groceries
     with", "talked to Layla" "talked to" (the reranker told talks from meals better
     so than asked "talked"); "" where nothing is left to say what happened ("Chloe",
-    "with Ana Ruiz"), or only what kind of event it was, which the patterns judge: to
+    "with Ana Ruiz"), or only that they were there ("meeting", "spent time"), or
+    only what kind of event it was, which the patterns judge: to
     the reranker "listened to" was far from The Honey Walshs' plays, "mail from"
     from Patrick Perry's mails (persona p5 lost both)."""
     if not wanted:
         return ""
     named = {w.lower() for name in wanted for w in name}
-    words = [w for w in query.split() if re.sub(r"['’]s$", "", w.strip(",.;:!?\"")).strip(".'’-").lower() not in named]
+    words = [w for w in query.split()
+             if re.sub(r"['’]s$", "", w.strip(",.;:!?\"")).strip(".'’-").lower() not in named]
     while words and words[-1].lower().strip(",") in _EDGE_WORDS:
         words.pop()
     rest = " ".join(words).strip(" ,")
-    return rest if stems(rest) - _KIND_STEMS else ""
+    return rest if stems(rest) - _KIND_STEMS - _BEING_WITH else ""
 
 
 def says_a_name(e: "_Event", wanted: list[tuple[str, ...]]) -> bool:
@@ -944,10 +950,13 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
             if rest and passed and settings.rest_threshold is not None:
                 ctx.check_cancel()
                 scores = best_passages(ctx.models.reranker, rest, [e for e, _ in passed])
-                kept_rest = [p for p, (s, _) in zip(passed, scores) if s >= settings.rest_threshold]
+                near = similarities(ctx.models.embedder, rest, [t for _, t in scores]) \
+                    if ctx.models.embedder is not None else [1.0] * len(scores)
+                kept_rest = [p for p, (s, _), sim in zip(passed, scores, near)
+                             if s >= settings.rest_threshold and sim >= settings.min_similarity]
                 if len(kept_rest) < len(passed):
                     ctx.note(f"{len(passed) - len(kept_rest)} of them dropped: below {settings.rest_threshold} "
-                             f"for “{rest}”, the query without its names")
+                             f"(or cosine {settings.min_similarity}) for “{rest}”, the query without its names")
                 passed = kept_rest
             said = [(e, text) for e, text in passed if not contradicts(query, f"{e.title or ''} {e.text or ''}")]
             if len(said) < len(passed):

@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 import threading
 from datetime import date, datetime, timedelta, timezone
+from functools import partial
 from zoneinfo import ZoneInfo
 
 import pytest
@@ -31,6 +32,20 @@ def ev(source: str, kind: str, start: datetime, minutes: float, title: str = "",
        **attributes) -> Event:
     return Event(source=source, kind=kind, start=start, end=start + timedelta(minutes=minutes), title=title,
                  text=text or title, attributes=attributes, tz_offset_min=offset_minutes(start))
+
+
+def diary(t: datetime, *texts: str, first_day: int = 0) -> list[Event]:
+    """Journal notes titled "Day", an hour long, one a day from ``t`` (plus ``first_day``)."""
+    return [ev("journal", "note", t + timedelta(days=first_day + i), 60, "Day", text) for i, text in enumerate(texts)]
+
+
+def retrieved(store: EventStore, query: str, reranker, embedder=None, **settings) -> tuple[list[str], list[str]]:
+    """RETRIEVE where every group is partial, so the reranker judges the candidates:
+    the texts kept, sorted, and the notes."""
+    result = execute(f'RETRIEVE(query="{query}")', store,
+                     Models(patterns=FakePatterns({}, default="partial"), reranker=reranker, embedder=embedder),
+                     today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0, **settings))
+    return sorted(r.get("text") for r in result.rows), [n for st in result.nodes for n in st.notes]
 
 
 def add(store: EventStore, events: list[Event], import_id: int = 1) -> None:
@@ -532,21 +547,15 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_th
     """The real reranker scored every event naming Chloe alike for "go get groceries
     with Chloe", her dates too; asked without the name, it told them apart."""
     t = datetime(2024, 2, 10, 12, tzinfo=BERLIN)
-    add(store, [ev("journal", "note", t, 60, "Day", "I went grocery shopping with Chloe."),
-                ev("journal", "note", t + timedelta(days=1), 60, "Day", "I went on a date with Chloe."),
-                ev("journal", "note", t + timedelta(days=2), 60, "Day", "Listened to a song with Chloe.")])
+    add(store, diary(t, "I went grocery shopping with Chloe.", "I went on a date with Chloe.",
+                     "Listened to a song with Chloe."))
 
     class Named(FakeReranker):  # a name in the query passes all that say it; else the words
         def score(self, pairs):
             self.pairs += len(pairs)
             return [0.9 if "Chloe" in q and "chloe" in text.lower() or "grocer" in q and "grocer" in text.lower()
                     else 0.2 for q, text in pairs]
-    models = Models(patterns=FakePatterns({}, default="partial"), reranker=Named(""))
-
-    def kept(query, **settings):
-        result = execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY,
-                         retrieve_settings=RetrieveSettings(verify_irrelevant=0, **settings))
-        return sorted(r.get("text") for r in result.rows), [n for st in result.nodes for n in st.notes]
+    kept = partial(retrieved, store, reranker=Named(""))
     got, notes = kept("go get groceries with Chloe")
     assert got == ["I went grocery shopping with Chloe."], notes
     assert any("2 of them dropped: below 0.3 (or cosine 0.2) for “go get groceries with”, "
@@ -562,20 +571,14 @@ def test_a_named_event_far_from_the_query_without_its_names_is_dropped(store):
     """The reranker scored a calendar's "Event ... with XYZ" 0.48 for "lunch with";
     the embedder put it at 0.14, and the event was counted as a lunch with XYZ."""
     t = datetime(2024, 2, 10, 12, tzinfo=BERLIN)
-    add(store, [ev("journal", "note", t, 60, "Day", "Lunch with Chloe at Paz."),
-                ev("journal", "note", t + timedelta(days=1), 60, "Day", "Event with Chloe.")])
+    add(store, diary(t, "Lunch with Chloe at Paz.", "Event with Chloe."))
 
     class Words(FakeEmbedder):
         WORDS = ("lunch", "chloe", "event")
         dimension = len(WORDS)
-    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker(""), embedder=Words())
-
-    def kept(**settings):
-        result = execute('RETRIEVE(query="lunch with Chloe")', store, models, today=TODAY,
-                         retrieve_settings=RetrieveSettings(verify_irrelevant=0, **settings))
-        return sorted(r.get("text") for r in result.rows)
-    assert kept() == ["Lunch with Chloe at Paz."]
-    assert kept(rest_threshold=None) == ["Event with Chloe.", "Lunch with Chloe at Paz."]
+    kept = partial(retrieved, store, "lunch with Chloe", FakeReranker(""), Words())
+    assert kept()[0] == ["Lunch with Chloe at Paz."]
+    assert kept(rest_threshold=None)[0] == ["Event with Chloe.", "Lunch with Chloe at Paz."]
 
 
 @pytest.mark.parametrize("query, rest", [
@@ -595,16 +598,9 @@ def test_a_query_without_its_names(query, rest):
 
 def test_what_the_reranker_keeps_for_a_query_naming_a_meal_names_no_other_meal(store):
     t = datetime(2019, 1, 5, 12, tzinfo=BERLIN)
-    add(store, [ev("journal", "note", t, 60, "Day", "I had lunch with Jack. I ate fish and chips."),
-                ev("journal", "note", t + timedelta(days=25), 60, "Day", "I prepare fish and chips for dinner."),
-                ev("journal", "note", t + timedelta(days=26), 60, "Day", "Fish and chips at the pier."),
-                ev("journal", "note", t + timedelta(days=27), 60, "Day", "Fish and chips for lunch, then dinner out.")])
-    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("fish"))
-    settings = RetrieveSettings(verify_irrelevant=0)
-
-    def kept(query):
-        result = execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY, retrieve_settings=settings)
-        return sorted(r.get("text") for r in result.rows), [n for st in result.nodes for n in st.notes]
+    add(store, diary(t, "I had lunch with Jack. I ate fish and chips.", "I prepare fish and chips for dinner.",
+                     "Fish and chips at the pier.", "Fish and chips for lunch, then dinner out."))
+    kept = partial(retrieved, store, reranker=FakeReranker("fish"))
     got, notes = kept("lunch with fish and chips")
     # a text that names no meal may be one; one that names the lunch and a dinner too is kept
     assert got == ["Fish and chips at the pier.", "Fish and chips for lunch, then dinner out.",
@@ -630,21 +626,16 @@ def test_a_word_of_another_name_is_not_the_name_the_query_gives(store):
     """A diary says "Liberty" in "Statue of Liberty": that is not "Liberty Bell". A
     longer name that holds all of the query's ("Chloe Brown" for "Chloe") still is."""
     t = datetime(2024, 3, 1, 12, tzinfo=BERLIN)
-    add(store, [ev("journal", "note", t, 60, "Day", "During my trip to Philadelphia I visited Liberty Bell."),
-                ev("journal", "note", t + timedelta(days=1), 60, "Day", "I visited Statue of Liberty with Caleb."),
-                ev("journal", "note", t + timedelta(days=2), 60, "Day", "Visited Liberty Bell again today."),
-                ev("journal", "note", t + timedelta(days=3), 60, "Day", "Lunch With Chloe Brown, then I visited her.")])
-    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("visited"))
-    settings = RetrieveSettings(verify_irrelevant=0)
-
+    add(store, diary(t, "During my trip to Philadelphia I visited Liberty Bell.",
+                     "I visited Statue of Liberty with Caleb.", "Visited Liberty Bell again today.",
+                     "Lunch With Chloe Brown, then I visited her."))
     def kept(query):
-        return sorted(r.get("text") for r in execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY,
-                                                     retrieve_settings=settings).rows)
+        return retrieved(store, query, FakeReranker("visited"))[0]
     assert kept("visited Liberty Bell") == ["During my trip to Philadelphia I visited Liberty Bell.",
                                             "Visited Liberty Bell again today."]
     assert kept("visited Chloe") == ["Lunch With Chloe Brown, then I visited her."]
     # a name at a sentence's end, its full stop beside it, is the name
-    add(store, [ev("journal", "note", t + timedelta(days=4), 60, "Day", "I visited Liberty Bell with Chloe.")])
+    add(store, diary(t, "I visited Liberty Bell with Chloe.", first_day=4))
     assert kept("visited Chloe") == ["I visited Liberty Bell with Chloe.", "Lunch With Chloe Brown, then I visited her."]
     assert kept("visited Chloe Miller") == []
 

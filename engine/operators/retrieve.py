@@ -737,8 +737,6 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
     events = {e.id: e for e in fetch_events(ctx, [i for i in near if i not in kept])
               if (e.source, e.kind) in eligible
               and not any(matches(p, e.items) for p in irrelevant_of.get((e.source, e.kind), ()))}
-    if not events:
-        return []
     events = {i: e for i, e in events.items() if not contradicts(query, f"{e.title or ''} {e.text or ''}")}
     if not events:
         return []

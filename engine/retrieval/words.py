@@ -7,6 +7,7 @@ the query's words)."""
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _WORD = re.compile(r"[a-z]{3,}")
 STOP = frozenset("""the and did for with what which when where who how many much most often last first
@@ -41,11 +42,19 @@ def contradicts(query: str, text: str) -> bool:
     """Whether ``text`` says another of the :data:`EXCLUSIVE` words than the one
     ``query`` says, and not that one: "I prepare fish and chips for dinner." for
     "lunch with fish and chips" (the embedder put it at 0.79 of the query)."""
-    asked = [ws for ws in EXCLUSIVE if ws & stems(query)]
-    if len(asked) != 1:
+    asked = _exclusive_asked(query)
+    if asked is None:
         return False
     said = stems(text)
-    return not asked[0] & said and any(ws & said for ws in EXCLUSIVE if ws is not asked[0])
+    return not asked & said and any(ws & said for ws in EXCLUSIVE if ws is not asked)
+
+
+@lru_cache(maxsize=64)
+def _exclusive_asked(query: str) -> frozenset[str] | None:
+    """The one :data:`EXCLUSIVE` set ``query`` says a word of, or None: asked once a
+    query, not once an event."""
+    asked = [ws for ws in EXCLUSIVE if ws & stems(query)]
+    return asked[0] if len(asked) == 1 else None
 
 
 _SHORT_STOP = frozenset("a an as at be by do go in is it me my no of on or so to up we".split())

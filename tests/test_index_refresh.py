@@ -237,3 +237,33 @@ def test_stems_hear_a_word_in_its_forms_and_leave_out_stop_words():
     assert stems("birthdays") == stems("Ana's birthday") - {"ana"} == {"birthday"}
     assert stems("How many times did I go swimming?") == {"swim"}
     assert "pasta" not in stems("chicken parmesan spaghetti")
+
+
+def test_a_query_vector_goes_to_duckdb_as_one_parameter_with_the_same_values():
+    """A list parameter is bound element by element, each element trying to import
+    pandas (a search of sys.path where it is missing): 770 tries for 384 floats."""
+    import random
+    import sys
+
+    import duckdb
+
+    from engine.retrieval.vectors import vector_literal
+
+    rng = random.Random(3)
+    vector = [rng.uniform(-1, 1) for _ in range(384)] + [1e-8, -0.0, 3.0]
+    con = duckdb.connect()
+    as_list = con.execute("SELECT ?::FLOAT[]", [vector]).fetchone()[0]
+    tries: list[str] = []
+
+    class Spy:
+        def find_spec(self, name, path=None, target=None):
+            tries.append(name)
+            return None
+
+    sys.meta_path.insert(0, Spy())
+    try:
+        as_text = con.execute("SELECT ?::DOUBLE[]::FLOAT[]", [vector_literal(vector)]).fetchone()[0]
+    finally:
+        sys.meta_path.pop(0)
+    assert as_text == as_list
+    assert tries.count("pandas") <= 2

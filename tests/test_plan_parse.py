@@ -5,6 +5,7 @@ the validator reports what an operator reads that nothing produces."""
 from __future__ import annotations
 
 import random
+import re
 import struct
 
 import pytest
@@ -48,6 +49,20 @@ def test_hand_plans_round_trip(text):
     printed = print_plan(plan)
     assert parse_plan(printed) == plan
     assert print_plan(parse_plan(printed)) == printed  # the printer is canonical: a fixed point
+
+
+@pytest.mark.parametrize("text", HAND_PLANS)
+def test_positional_spelling_is_the_same_plan(text):
+    plan = parse_plan(text)
+    short = print_plan(plan, positional=True)
+    assert not re.search(r"\b(l|l1|l2|query)=", short)
+    assert parse_plan(short) == plan
+    assert len(short) < len(print_plan(plan)) or text.startswith("QUD(")
+
+
+def test_positional_and_named_arguments_mix_as_in_python():
+    assert parse_plan('FILTER(RETRIEVE("runs"), filter=lambda e: True)') == \
+        parse_plan('FILTER(l=RETRIEVE(query="runs"), filter=lambda e: True)')
 
 
 def test_parse_builds_typed_nodes():
@@ -160,8 +175,9 @@ def _sample(g: G.Grammar, rng: random.Random) -> str:
     return ex(g.rules[g.root])
 
 
-def test_grammar_samples_are_plans_the_parser_accepts():
-    g = G.build_grammar()
+@pytest.mark.parametrize("positional", [False, True])
+def test_grammar_samples_are_plans_the_parser_accepts(positional):
+    g = G.build_grammar(positional=positional)
     rng = random.Random(7)
     for _ in range(300):
         text = _sample(g, rng)
@@ -176,6 +192,10 @@ def test_grammar_samples_are_plans_the_parser_accepts():
 def test_canonical_plans_are_in_the_grammar(text):
     accepts = _recognizer(G.build_grammar())
     assert accepts(print_plan(parse_plan(text)))
+    short = _recognizer(G.build_grammar(positional=True))
+    assert short(print_plan(parse_plan(text), positional=True))
+    if not text.startswith("QUD("):
+        assert not short(print_plan(parse_plan(text)))  # one spelling per grammar
 
 
 def test_grammar_rejects_what_the_parser_rejects():
@@ -249,6 +269,7 @@ def test_gbnf_is_valid_for_llama_cpp(llama_vocab):
     assert llama_vocab[0].LlamaGrammar.from_string(grammar, verbose=False) is not None
     assert _gbnf_ok(llama_vocab, grammar)
     assert _gbnf_ok(llama_vocab, G.step_grammar())
+    assert _gbnf_ok(llama_vocab, G.plan_grammar(positional=True))
     # the check can fail: a broken grammar is refused
     assert not _gbnf_ok(llama_vocab, grammar.replace("x-expr ::=", "x-expression ::=", 1))
 

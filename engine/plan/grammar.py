@@ -174,11 +174,13 @@ def _string_rule(quote: str, extra_forbidden: str) -> Sym:
     return Seq((Lit(quote), Rep(Alt(tuple(items)), 0, MAX_GRAMMAR_STRING), Lit(quote)))
 
 
-@lru_cache(maxsize=2)
-def build_grammar(step: bool = False) -> Grammar:
+@lru_cache(maxsize=4)
+def build_grammar(step: bool = False, positional: bool = False) -> Grammar:
     """The whole-plan grammar; with ``step=True`` the grammar of one decomposition
     step (ReQAP's QUD stage): one operator whose inputs are ``QUD("...")``
-    sub-questions or ``RETRIEVE(query=...)``."""
+    sub-questions or ``RETRIEVE(query=...)``. With ``positional=True`` operators
+    take their inputs and RETRIEVE its query without names (the planner's spelling,
+    ``OperatorSpec.unnamed``)."""
     g = Grammar()
     ops = [Ref(f"op-{name.lower().replace('_', '-')}") for name in OPERATORS]
     if step:
@@ -191,7 +193,10 @@ def build_grammar(step: bool = False) -> Grammar:
     for name, spec in OPERATORS.items():
         items: list[Sym] = [Lit(f"{name}(")]
         for i, p in enumerate(spec.params):
-            items.append(Lit(("" if i == 0 else ", ") + f"{p.name}="))
+            sep = "" if i == 0 else ", "
+            bare = positional and i < spec.unnamed
+            if sep or not bare:
+                items.append(Lit(sep if bare else f"{sep}{p.name}="))
             rule = _PARAM_RULE[p.kind]
             items.append(Ref("sub" if step and rule == "plan" else rule))
         items.append(Lit(")"))
@@ -224,11 +229,11 @@ _PARAM_RULE = {
 }
 
 
-def plan_grammar() -> str:
+def plan_grammar(positional: bool = False) -> str:
     """The GBNF text for one complete plan."""
-    return build_grammar().to_gbnf()
+    return build_grammar(positional=positional).to_gbnf()
 
 
-def step_grammar() -> str:
+def step_grammar(positional: bool = False) -> str:
     """The GBNF text for one decomposition step (children are QUD or RETRIEVE)."""
-    return build_grammar(step=True).to_gbnf()
+    return build_grammar(step=True, positional=positional).to_gbnf()

@@ -113,10 +113,17 @@ class _Parser:
             known = ", ".join([*OPERATORS, QUD])
             raise PlanSyntaxError(f"unknown operator {name}(); known operators: {known}",
                                   operator=parent, construct=name)
-        if node.args:
-            raise PlanSyntaxError("arguments must be named, e.g. l=..., not positional",
-                                  operator=name, construct="positional argument")
+        # As in Python: positional arguments first, in the spec's parameter order
+        # (the planner writes them so: fewer tokens), then named ones.
+        if len(node.args) > len(spec.params):
+            raise PlanSyntaxError(f"too many arguments: {name} takes {len(spec.params)} ("
+                                  + ", ".join(q.name for q in spec.params) + ")", operator=name,
+                                  construct="positional argument")
         values: dict[str, Any] = {}
+        for p, arg in zip(spec.params, node.args):
+            if isinstance(arg, ast.Starred):
+                raise PlanSyntaxError("*-unpacking of arguments is not allowed", operator=name, construct="*args")
+            values[p.name] = self._param(name, p.name, p.kind, arg)
         for kw in node.keywords:
             if kw.arg is None:
                 raise PlanSyntaxError("**-unpacking of arguments is not allowed", operator=name,
@@ -125,6 +132,8 @@ class _Parser:
             if p is None:
                 raise PlanSyntaxError(f"unknown parameter {kw.arg!r}; {name} takes "
                                       + ", ".join(q.name for q in spec.params), operator=name, construct=kw.arg)
+            if kw.arg in values:
+                raise PlanSyntaxError(f"parameter {kw.arg!r} given twice", operator=name, construct=kw.arg)
             values[kw.arg] = self._param(name, p.name, p.kind, kw.value)
         missing = [p.name for p in spec.params if p.name not in values]
         if missing:

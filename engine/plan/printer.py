@@ -1,8 +1,8 @@
 """The canonical printer: plan nodes back to plan text.
 
 ``parse_plan(print_plan(p)) == p`` for every plan ``p``, and the text uses exactly
-the spelling the GBNF grammar allows (named parameters in spec order, double-quoted
-strings, ", " separators), so printed plans can be shown to the planner as examples.
+the spelling the GBNF grammar allows (parameters in spec order, named or all positional,
+double-quoted strings, ", " separators), so printed plans can be shown to the planner as examples.
 This module only formats; it must not parse or execute.
 """
 from __future__ import annotations
@@ -24,20 +24,23 @@ def quote(text: str, q: str = '"') -> str:
     return q + out + q
 
 
-def print_plan(node: PlanNode) -> str:
+def print_plan(node: PlanNode, *, positional: bool = False) -> str:
+    """The plan's text; ``positional=True`` leaves out the names of the inputs and of
+    RETRIEVE's query (the planner's shorter spelling, see ``OperatorSpec.unnamed``:
+    ``FILTER(RETRIEVE("runs"), filter=lambda e: ...)``)."""
     if isinstance(node, Qud):
         return f"QUD({quote(node.question)})"
     spec = OPERATORS[node.OP]
     parts = []
-    for p in spec.params:
-        value = getattr(node, p.name)
-        parts.append(f"{p.name}={_param(p.kind, value)}")
+    for i, p in enumerate(spec.params):
+        value = _param(p.kind, getattr(node, p.name), positional)
+        parts.append(value if positional and i < spec.unnamed else f"{p.name}={value}")
     return f"{node.OP}({', '.join(parts)})"
 
 
-def _param(kind: ParamKind, value: Any) -> str:
+def _param(kind: ParamKind, value: Any, positional: bool = False) -> str:
     if kind is ParamKind.PLAN:
-        return print_plan(value)
+        return print_plan(value, positional=positional)
     if kind is ParamKind.STR:
         return quote(value)
     if kind is ParamKind.STR_LIST:

@@ -45,6 +45,17 @@ class OperatorSpec:
     def param(self, name: str) -> ParamSpec | None:
         return next((p for p in self.params if p.name == name), None)
 
+    @property
+    def unnamed(self) -> int:
+        """How many leading parameters the planner writes without their names: the
+        inputs (``l``, ``l1``, ``l2``) and RETRIEVE's query, whose names say nothing
+        their place does not. The others keep their names, which tell the model what
+        it writes there (``res_name=``, ``val_attr_name=``)."""
+        n = 0
+        while n < len(self.params) and (self.params[n].kind is ParamKind.PLAN or self.name == "RETRIEVE"):
+            n += 1
+        return n
+
 
 def _op(name: str, output: Output, doc: str, **params: ParamKind) -> OperatorSpec:
     return OperatorSpec(name, tuple(ParamSpec(k, v) for k, v in params.items()), output, doc)

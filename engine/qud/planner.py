@@ -31,8 +31,8 @@ from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things
                                 count_listed_rows, count_orders, count_trips, days_since_the_last_time,
                                 drop_ungrounded_filters, extract_on_its_side, extract_what_the_question_asks,
                                 first_or_last_time, group_by_month_of_year, group_by_the_time_asked_for,
-                                join_the_day_the_question_names,
-                                join_what_the_filter_relates, join_what_the_query_relates, names_as_mentioned,
+                                join_the_day_the_question_names, join_what_the_filter_relates,
+                                join_what_the_query_relates, names_as_mentioned,
                                 one_answer_for_which_most, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
                                 search_without_the_time, years_as_said)
@@ -135,9 +135,14 @@ class PlanCache:
         return self.hits / total if total else 0.0
 
 
-def instructions() -> str:
-    ops = "\n".join(f"- {name}({', '.join(p.name + '=' for p in spec.params)}): {spec.doc}"
-                    for name, spec in OPERATORS.items())
+def _signature(spec, positional: bool) -> str:
+    """``FILTER(l=, filter=)``; positionally ``FILTER(l, filter=)``."""
+    names = [p.name + ("" if positional and i < spec.unnamed else "=") for i, p in enumerate(spec.params)]
+    return f"{spec.name}({', '.join(names)})"
+
+
+def instructions(positional: bool = False) -> str:
+    ops = "\n".join(f"- {_signature(spec, positional)}: {spec.doc}" for spec in OPERATORS.values())
     fns = ", ".join(f"{name}()" for name in FUNCTIONS)
     return (
         "You write plans that answer questions about one person's own data. The data is a list of events "
@@ -153,8 +158,9 @@ def instructions() -> str:
         "A follow-up is written as 'previous question | follow-up' and gets a complete plan.\n\n")
 
 
-def render_example(ex: Example) -> str:
-    return f"Q: {ex.question}\nP: {ex.plan}\n\n"
+def render_example(ex: Example, positional: bool = False) -> str:
+    plan = print_plan(parse_plan(ex.plan), positional=True) if positional else ex.plan
+    return f"Q: {ex.question}\nP: {plan}\n\n"
 
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
@@ -176,8 +182,9 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     extracted value is compared with, and not counting Rome among the places in
     Rome, and answering "which ... most" with one group; each where the rewritten
     plan is valid."""
-    for rule in (drop_ungrounded_filters, years_as_said, search_without_the_time, count_instead_of_adding_text,
-                 add_up_the_time_asked_for, count_listed_rows, count_distinct_things, count_trips, count_orders,
+    for rule in (drop_ungrounded_filters, years_as_said, search_without_the_time,
+                 count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows, count_distinct_things,
+                 count_trips, count_orders,
                  first_or_last_time, days_since_the_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
                  join_the_day_the_question_names, extract_what_the_question_asks, extract_on_its_side,
@@ -221,18 +228,22 @@ class QudPlanner:
     """Turns questions into validated plans with a :class:`~engine.protocols.Planner`."""
 
     def __init__(self, llm: Planner, *, examples: Sequence[Example] = EXAMPLES, cache: PlanCache | None = None,
-                 max_steps: int = 6, retries: int = 2, max_tokens: int = 220):
+                 max_steps: int = 6, retries: int = 2, max_tokens: int = 220, positional: bool = True):
         self.llm = llm
         self.examples = tuple(examples)
         self.cache = cache if cache is not None else PlanCache()
         self.max_steps = max_steps
         self.retries = retries
         self.max_tokens = max_tokens
-        self.prefix = instructions() + "".join(render_example(e) for e in self.examples)
+        # positional=True: the model writes inputs and queries without their names
+        # (5% shorter prefix). Writing every argument without its name cut planning
+        # time 10-15% but lost plans (TimelineQA 17 of 36 right, against 20 this way).
+        self.positional = positional
+        self.prefix = instructions(positional) + "".join(render_example(e, positional) for e in self.examples)
         self.cache.bind(hashlib.sha256(self.prefix.encode()).hexdigest()[:16])
         # The prompt ends at "P:" and the model writes " APPLY(...": a prompt ending in a
         # space splits the space-prefixed token the model wants and derails it.
-        self.grammar = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
+        self.grammar = plan_grammar(positional).replace("root ::= plan", 'root ::= " "? plan', 1)
         assert 'root ::= " "? plan' in self.grammar
         self.llm_calls = 0
 

@@ -11,7 +11,7 @@ from engine.plan.ground import (count_distinct_things, count_instead_of_adding_t
                                 first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_the_day_the_question_names, join_what_the_filter_relates,
-                                join_what_the_query_relates, one_answer_for_which_most,
+                                join_what_the_query_relates, keep_to_the_year_asked, one_answer_for_which_most,
                                 names_as_mentioned, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
                                 search_without_the_time)
@@ -724,6 +724,41 @@ def test_counting_how_often_something_was_ordered_counts_orders(question, counte
 ])
 def test_after_a_year_is_from_the_next_year_on(question, plan, expected):
     assert print_plan(years_as_said(parse_plan(plan), question)) == expected
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    ("longest run in 2023",
+     'MAX(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+     'attr_name="distance_km")',
+     'MAX(l=EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), '
+     'attr_names=["distance_km"], attr_types=[float]), attr_name="distance_km")'),
+    # above the FILTERs the plan has, with the month said with the year
+    ("How many runs before 8am did I do in May 2022?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: hour(e.start) < 8), fct=len)',
+     'APPLY(l=FILTER(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: hour(e.start) < 8), '
+     'filter=lambda e: year(e.start) == 2022 and month(e.start) == 5), fct=len)'),
+])
+def test_a_year_the_plan_leaves_out_is_kept_to(question, plan, expected):
+    grounded = keep_to_the_year_asked(parse_plan(plan), question)
+    assert print_plan(grounded) == expected
+    assert validate_plan(grounded) == []
+
+
+@pytest.mark.parametrize("question, plan", [
+    # the plan says the year already (in a filter, a query, or a date)
+    ("longest run in 2023", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: e.start >= date(2023, 1, 1))'),
+    ("songs I played in 2023", 'RETRIEVE(query="songs played in 2023")'),
+    # no year, two years, or a year said with after/before (years_as_said's)
+    ("longest run", 'RETRIEVE(query="running")'),
+    ("runs in 2022 and in 2023", 'RETRIEVE(query="running")'),
+    ("runs after 2019 and in 2023", 'RETRIEVE(query="running")'),
+    # two searches: which one the year is about is not for a rule to guess
+    ("music while running in 2023",
+     'JOIN(l1=RETRIEVE(query="music"), l2=RETRIEVE(query="running"), condition="overlaps(i1, i2)")'),
+])
+def test_a_year_the_plan_says_or_cannot_place_stays(question, plan):
+    node = parse_plan(plan)
+    assert keep_to_the_year_asked(node, question) is node
 
 
 @pytest.mark.parametrize("question, plan", [

@@ -47,6 +47,7 @@ from dataclasses import replace
 from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.parse import parse_expression
+from engine.plan.printer import print_plan
 from engine.plan.repair import with_children
 from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
 from engine.plan.validate import text_attributes
@@ -339,6 +340,36 @@ def years_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
 
 
 _AFTER_BEFORE_YEAR = re.compile(r"\b(after|before)\s+(?:the\s+year\s+)?((?:19|20)\d\d)\b", re.I)
+
+
+_IN_YEAR = re.compile(r"\b(?:in|during)\s+(?:(?P<month>jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+)?"
+                      r"(?P<year>(?:19|20)\d\d)\b", re.I)
+_MONTH_NUMBER = {m: i for i, m in enumerate(("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                                              "nov", "dec"), 1)}
+
+
+def keep_to_the_year_asked(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "longest run in 2023", the planner wrote
+    ``MAX(EXTRACT(RETRIEVE("running"), ...), "distance_km")`` and answered the
+    longest run of all years. Where the question names one year ("in 2023",
+    "during May 2022") and the plan says that year nowhere, the plan's one search
+    is kept to it (and to the month named with it) by a FILTER on when the events
+    started. Otherwise ``plan`` itself."""
+    found = list(_IN_YEAR.finditer(question))
+    if len(found) != 1 or _AFTER_BEFORE_YEAR.search(question):
+        return plan
+    year = found[0].group("year")
+    if year in print_plan(plan):
+        return plan
+    search = _the_one_search(plan)
+    if search is None:
+        return plan
+    when = X.GetAttr(X.Var("e"), "start")
+    conds: list[X.Expr] = [X.Compare(X.Call("year", (when,)), ("==",), (X.Const(int(year)),))]
+    if found[0].group("month"):
+        month = _MONTH_NUMBER[found[0].group("month").lower()]
+        conds.append(X.Compare(X.Call("month", (when,)), ("==",), (X.Const(month),)))
+    return _replace_node(plan, search, N.Filter(search, X.Lambda(("e",), X.conjoin(conds))))
 
 
 _WHEN = re.compile(r"^\W*(when|what (day|date|time))\b", re.I)

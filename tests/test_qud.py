@@ -57,7 +57,7 @@ def test_recursive_decomposition_fills_every_qud():
 def test_the_model_writes_inputs_without_names_and_the_plan_is_shown_with_them():
     llm = ScriptedLLM({"How many runs did I do in 2024?":
                        ['APPLY(FILTER(RETRIEVE("running"), filter=lambda e: year(e.start) == 2024), fct=len)']})
-    planner = QudPlanner(llm)
+    planner = QudPlanner(llm, positional=True)
     planned = planner.plan("How many runs did I do in 2024?")
     assert planned.plan_text == ('APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: '
                                  'year(e.start) == 2024), fct=len)')
@@ -66,7 +66,7 @@ def test_the_model_writes_inputs_without_names_and_the_plan_is_shown_with_them()
     assert "(l=" not in planner.prefix and "l1=" not in planner.prefix and ", filter=lambda e:" in planner.prefix
     assert 'op-retrieve ::= "RETRIEVE(" string ")"' in planner.grammar
     assert 'op-filter ::= "FILTER(" plan ", filter=" row-lambda ")"' in planner.grammar
-    named = QudPlanner(ScriptedLLM({}), positional=False)
+    named = QudPlanner(ScriptedLLM({}))  # the default
     assert '\nP: APPLY(l=FILTER(l=RETRIEVE(query="' in named.prefix
     assert named.prefix != planner.prefix  # and so a plan cache made with one is not served by the other
 

@@ -114,7 +114,7 @@ class _Parser:
             raise PlanSyntaxError(f"unknown operator {name}(); known operators: {known}",
                                   operator=parent, construct=name)
         # As in Python: positional arguments first, in the spec's parameter order
-        # (the planner writes them so: fewer tokens), then named ones.
+        # (the planner's optional shorter spelling), then named ones.
         if len(node.args) > len(spec.params):
             raise PlanSyntaxError(f"too many arguments: {name} takes {len(spec.params)} ("
                                   + ", ".join(q.name for q in spec.params) + ")", operator=name,

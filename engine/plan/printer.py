@@ -1,8 +1,9 @@
 """The canonical printer: plan nodes back to plan text.
 
 ``parse_plan(print_plan(p)) == p`` for every plan ``p``, and the text uses exactly
-the spelling the GBNF grammar allows (parameters in spec order, named or all positional,
-double-quoted strings, ", " separators), so printed plans can be shown to the planner as examples.
+the spelling the GBNF grammar allows (parameters in spec order, all named or with the
+inputs and RETRIEVE's query unnamed, double-quoted strings, ", " separators), so
+printed plans can be shown to the planner as examples.
 This module only formats; it must not parse or execute.
 """
 from __future__ import annotations

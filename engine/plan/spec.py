@@ -47,8 +47,8 @@ class OperatorSpec:
 
     @property
     def unnamed(self) -> int:
-        """How many leading parameters the planner writes without their names: the
-        inputs (``l``, ``l1``, ``l2``) and RETRIEVE's query, whose names say nothing
+        """How many leading parameters the positional spelling writes without their
+        names (``QudPlanner(positional=True)``): the inputs (``l``, ``l1``, ``l2``) and RETRIEVE's query, whose names say nothing
         their place does not. The others keep their names, which tell the model what
         it writes there (``res_name=``, ``val_attr_name=``)."""
         n = 0

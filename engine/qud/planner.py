@@ -164,24 +164,23 @@ def render_example(ex: Example, positional: bool = False) -> str:
 
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
-    """``node`` without time filters the question does not ask for, with "after 2019"
-    from 2020 on, kept to the year a question names that it says nowhere, searching without the time a filter keeps to, counting where it
-    adds up or lists what a counting question means to count, adding up durations
-    where minutes or hours are asked for and another amount was added, counting
-    distinct things where it counts rows, trips where it counts a trip's days and
-    orders where it counts their items, taking the first or last start where a
-    "when" question got a list, and the days since where a "how many days ago" one
-    did, grouping by the year or month a "which year" question asks for (or both,
-    for "which month of which year"), retrieving an activity, not its company, where
-    the plan extracts who was there, joining two activities one search phrase or one
-    filter relates, and what happened on the day of an activity the question names
-    with it, extracting what was eaten (bought, read ...) where the plan lists
-    events, and from the side of a JOIN that searched for it, and searching without
-    qualifiers the question never says, and comparing extracted places with "Rome"
-    as well as "Rome, Italy", and keeping rows that mention the place or person an
-    extracted value is compared with, and not counting Rome among the places in
-    Rome, and answering "which ... most" with one group; each where the rewritten
-    plan is valid."""
+    """``node`` without time filters the question does not ask for, with "after 2019" from 2020
+    on, kept to the year a question names that it says nowhere, searching without the
+    time a filter keeps to, counting where it adds up or lists what a counting question
+    means to count, adding up durations where minutes or hours are asked for and another
+    amount was added, counting distinct things where it counts rows, trips where it
+    counts a trip's days and orders where it counts their items, taking the first or
+    last start where a "when" question got a list, and the days since where a "how many
+    days ago" one did, grouping by the year or month a "which year" question asks for
+    (or both, for "which month of which year"), retrieving an activity, not its company,
+    where the plan extracts who was there, joining two activities one search phrase or
+    one filter relates, and what happened on the day of an activity the question names
+    with it, extracting what was eaten (bought, read ...) where the plan lists events,
+    and from the side of a JOIN that searched for it, and searching without qualifiers
+    the question never says, and comparing extracted places with "Rome" as well as
+    "Rome, Italy", and keeping rows that mention the place or person an extracted value
+    is compared with, and not counting Rome among the places in Rome, and answering
+    "which ... most" with one group; each where the rewritten plan is valid."""
     for rule in (drop_ungrounded_filters, years_as_said, keep_to_the_year_asked, search_without_the_time,
                  count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows, count_distinct_things,
                  count_trips, count_orders,

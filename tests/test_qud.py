@@ -129,6 +129,20 @@ def test_plans_cached_with_other_examples_are_planned_afresh(tmp_path):
     assert not QudPlanner(llm, cache=PlanCache(tmp_path / "old.json")).plan("how many runs").cached
 
 
+def test_plans_cached_by_another_model_are_planned_afresh(tmp_path):
+    plan = 'APPLY(l=RETRIEVE(query="running"), fct=len)'
+    first = ScriptedLLM({"how many runs": [plan]})
+    first.identity = "qwen-1.5b.gguf:1117320768"
+    QudPlanner(first, cache=PlanCache(tmp_path / "plans.json")).plan("how many runs")
+    same = ScriptedLLM({"how many runs": [plan]})
+    same.identity = "qwen-1.5b.gguf:1117320768"
+    assert QudPlanner(same, cache=PlanCache(tmp_path / "plans.json")).plan("how many runs").cached
+    other = ScriptedLLM({"how many runs": [plan]})
+    other.identity = "qwen-0.5b.gguf:491400064"
+    assert not QudPlanner(other, cache=PlanCache(tmp_path / "plans.json")).plan("how many runs").cached
+    assert len(other.prompts) == 1
+
+
 def test_follow_up_is_planned_with_the_previous_question():
     llm = ScriptedLLM({"How many runs in 2024? | and in 2023?":
                        ['APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), fct=len)']})

@@ -241,7 +241,10 @@ class QudPlanner:
         # argument without its name planned 10-15% faster and lost plans (17 of 36).
         self.positional = positional
         self.prefix = instructions(positional) + "".join(render_example(e, positional) for e in self.examples)
-        self.cache.bind(hashlib.sha256(self.prefix.encode()).hexdigest()[:16])
+        # Plans are tied to the prompt and to the model that wrote them: another GGUF
+        # (the HINDSIGHT_PLANNER_GGUF setting) writes other plans for the same prompt.
+        model = str(getattr(llm, "identity", "") or "")
+        self.cache.bind(hashlib.sha256((self.prefix + ("\x1f" + model if model else "")).encode()).hexdigest()[:16])
         # The prompt ends at "P:" and the model writes " APPLY(...": a prompt ending in a
         # space splits the space-prefixed token the model wants and derails it.
         self.grammar = plan_grammar(positional).replace("root ::= plan", 'root ::= " "? plan', 1)

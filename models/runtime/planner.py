@@ -88,6 +88,15 @@ class LlamaPlanner:
         self.draft_min_ngram = DRAFT_MIN_NGRAM  # ... after a repeated tail of this many tokens
         self.decode_stats: dict[str, int] = {}  # forward passes, guessed and accepted tokens, summed
 
+    @property
+    def identity(self) -> str:
+        """Which model writes the plans: the GGUF's name and size (the plan cache keeps
+        plans per model)."""
+        try:
+            return f"{self.path.name}:{self.path.stat().st_size}"
+        except OSError:
+            return self.path.name
+
     def _require(self):
         if self._llm is None:
             raise PlannerClosed(f"planner {self.path} is closed")

@@ -363,6 +363,62 @@ def test_pattern_classifier_drops_a_kind_only_when_sure():
     assert clf._decide([3.0 if lab == "relevant" else 0.0 for lab in order]) == "relevant"
 
 
+class _RowSumSession:
+    """A fake ONNX session: each row's logit is the sum of its real token ids."""
+
+    def __init__(self):
+        self.shapes: list[tuple[int, int]] = []
+
+    def run(self, names, feed):
+        import numpy as np
+
+        ids, mask = feed["input_ids"], feed["attention_mask"]
+        assert ids.shape == mask.shape == feed["token_type_ids"].shape
+        self.shapes.append(ids.shape)
+        return [np.stack([(ids * mask).sum(axis=1).astype(np.float32)], axis=1)]
+
+
+def _word_tokenizer(words):
+    from tokenizers import Tokenizer, models, pre_tokenizers, processors
+
+    vocab = {w: i for i, w in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", *words])}
+    tok = Tokenizer(models.WordLevel(vocab, unk_token="[UNK]"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    tok.post_processor = processors.TemplateProcessing(
+        single="[CLS] $A [SEP]", pair="[CLS] $A [SEP] $B:1 [SEP]:1", special_tokens=[("[CLS]", 2), ("[SEP]", 3)])
+    return tok
+
+
+def test_cross_encoder_runs_each_distinct_input_once_in_batches_of_like_length(tmp_path):
+    from models.runtime.classifiers import OnnxEventClassifier
+
+    words = "run ran swim with ana at the park in rain one two three four five six".split()
+    (tmp_path / "tok.json").write_text(_word_tokenizer(words).to_str())
+    clf = object.__new__(OnnxEventClassifier)
+    from collections import OrderedDict
+    from tokenizers import Tokenizer
+
+    clf._tok = Tokenizer.from_file(str(tmp_path / "tok.json"))
+    clf._tok.enable_truncation(8)
+    clf._tok.no_padding()
+    clf._session, clf._batch, clf._memo, clf._memo_entries = _RowSumSession(), 2, OrderedDict(), 3
+    clf.path, clf.pairs_read, clf.pairs_run = tmp_path / "m.onnx", 0, 0
+    long_a = "swim in rain one two three four five"
+    long_b = "swim in rain one two three four six"  # differs only past the 8 tokens read
+    pairs = [("run", "ran with ana"), ("run", long_a), ("run", "ran with ana"), ("run", long_b), ("run", "ran")]
+    logits = clf._logits(pairs)
+    expect = [float(sum(clf._tok.encode(q, t).ids)) for q, t in pairs]  # each pair alone
+    assert clf._tok.encode(*pairs[1]).ids == clf._tok.encode(*pairs[3]).ids
+    assert [row[0] for row in logits] == expect
+    assert clf.pairs_read == 5 and clf.pairs_run == 3  # the repeat and the same first 8 tokens: read once
+    # shortest first, two a batch, each padded to its own longest: [ran][ran with ana], [long]
+    assert clf._session.shapes == [(2, 7), (1, 8)]
+    # read before: not run again; the memo keeps the 3 most recent inputs
+    assert clf._logits([("run", "ran")]) == [[expect[4]]] and clf.pairs_run == 3
+    clf._logits([("swim", "ran"), ("swim", "run")])
+    assert len(clf._memo) == 3 and clf.pairs_run == 5
+
+
 def test_persona_examples_ask_what_importer_written_events_state():
     exs = list(itertools.islice(extract_data.persona_examples(3, "dev"), 600))
     assert {"restaurant", "cuisine", "person", "activity"} <= {e.attribute for e in exs}

@@ -11,7 +11,8 @@ from engine.plan.ground import (count_distinct_things, count_instead_of_adding_t
                                 first_or_last_time, group_by_month_of_year,
                                 group_by_the_time_asked_for,
                                 join_the_day_the_question_names, join_what_the_filter_relates,
-                                join_what_the_query_relates, keep_to_the_year_asked, one_answer_for_which_most,
+                                join_what_the_query_relates, keep_to_the_year_asked, last_month_as_said,
+                                one_answer_for_which_most,
                                 names_as_mentioned, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
                                 search_without_the_time)
@@ -252,6 +253,21 @@ def test_lists_that_are_no_count_stay(question, plan):
 def test_when_first_or_last_takes_the_first_or_last_start(question, wrapped):
     plan = parse_plan(f'FILTER(l={RUNS}, filter=lambda e: contains(e.text, "x"))')
     assert print_plan(first_or_last_time(plan, question)) == f'{wrapped}(l={print_plan(plan)}, attr_name="start")'
+
+
+@pytest.mark.parametrize("question, written, meant", [
+    ("When did I last listen to Lauren Davis?", "MIN", "MAX"),
+    ("when did i first eat out with Benito", "MAX", "MIN"),
+])
+def test_a_first_or_last_start_taken_the_wrong_way_round_is_turned(question, written, meant):
+    rows = f'FILTER(l={RUNS}, filter=lambda e: contains(e.text, "x"))'
+    plan = parse_plan(f'{written}(l={rows}, attr_name="start")')
+    assert print_plan(first_or_last_time(plan, question)) == f'{meant}(l={rows}, attr_name="start")'
+    right = parse_plan(f'{meant}(l={rows}, attr_name="start")')
+    assert first_or_last_time(right, question) is right
+    # a MIN of something else is the question's, not the time's
+    other = parse_plan(f'{written}(l=EXTRACT(l={rows}, attr_names=["km"], attr_types=[float]), attr_name="km")')
+    assert first_or_last_time(other, question) is other
 
 
 @pytest.mark.parametrize("question", ["Which runs did I do first in 2023?", "when did I run",
@@ -759,6 +775,57 @@ def test_a_year_the_plan_leaves_out_is_kept_to(question, plan, expected):
 def test_a_year_the_plan_says_or_cannot_place_stays(question, plan):
     node = parse_plan(plan)
     assert keep_to_the_year_asked(node, question) is node
+
+
+LAST_MONTH = ("year(e.start) == year(today() - days(day(today()))) and "
+              "month(e.start) == month(today() - days(day(today())))")
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # the year of a month ago, without its month: the whole year counted
+    ("how often did i order something on amazon last month?",
+     'APPLY(l=FILTER(l=RETRIEVE(query="amazon order"), filter=lambda e: year(e.start) == year(today() - days(30))), '
+     'fct=len)',
+     f'APPLY(l=FILTER(l=RETRIEVE(query="amazon order"), filter=lambda e: {LAST_MONTH}), fct=len)'),
+    # nothing relative to today: the one search is kept to last month
+    ("How far did I run in the previous month?",
+     'SUM(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], attr_types=[float]), '
+     'attr_name="distance_km")',
+     f'SUM(l=EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: {LAST_MONTH}), '
+     'attr_names=["distance_km"], attr_types=[float]), attr_name="distance_km")'),
+])
+def test_last_month_is_the_month_before_todays(question, plan, expected):
+    from datetime import date, datetime
+
+    from engine.operators import Models, OperatorContext
+    from engine.operators.relational import filter_rows
+    from engine.plan.rows import Row
+
+    grounded = last_month_as_said(parse_plan(plan), question)
+    assert print_plan(grounded) == expected
+    assert validate_plan(grounded) == []
+    # on 31 January, last month is December of the year before (30 days back is still January)
+    node = parse_plan(f'FILTER(l=RETRIEVE(query="x"), filter=lambda e: {LAST_MONTH})')
+    rows = [Row({"start": datetime(y, m, d, 12)}, (f"{y}-{m}-{d}",)) for y, m, d in
+            ((2023, 12, 1), (2023, 12, 31), (2024, 1, 1), (2022, 12, 15), (2023, 11, 30))]
+    ctx = OperatorContext(store=None, models=Models(), today=date(2024, 1, 31))
+    assert [sorted(r.ids) for r in filter_rows(node, rows, ctx)] == [["2023-12-1"], ["2023-12-31"]]
+
+
+@pytest.mark.parametrize("question, plan", [
+    # the plan reads a month already, or counts back from today itself
+    ("runs last month", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.start) == 7)'),
+    ("runs last month", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: e.start >= today() - days(30))'),
+    # not last month, or the last month of something
+    ("runs last year", 'FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == year(today()) - 1)'),
+    ("runs in the last month of 2023", 'RETRIEVE(query="running")'),
+    # two searches: which one the month is about is not for a rule to guess
+    ("music while running last month",
+     'JOIN(l1=RETRIEVE(query="music"), l2=RETRIEVE(query="running"), condition="overlaps(i1, i2)")'),
+])
+def test_last_month_said_by_the_plan_or_not_asked_stays(question, plan):
+    node = parse_plan(plan)
+    assert last_month_as_said(node, question) is node
 
 
 @pytest.mark.parametrize("question, plan", [

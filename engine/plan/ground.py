@@ -372,6 +372,48 @@ def keep_to_the_year_asked(plan: N.PlanNode, question: str) -> N.PlanNode:
     return _replace_node(plan, search, N.Filter(search, X.Lambda(("e",), X.conjoin(conds))))
 
 
+_LAST_MONTH = re.compile(r"\b(?:last|previous|past) month\b(?!\s+of\b)", re.I)
+# the last day of the month before today's: "today() - days(30)" is still this month on the 31st
+_MONTH_AGO = "today() - days(day(today()))"
+
+
+def last_month_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "how often did i order something on amazon last month?", the planner
+    kept ``year(e.start) == year(today() - days(30))``, and the orders of the whole
+    year counted. Where the question says "last month" and the plan reads no month,
+    such a comparison of the year with a year relative to today becomes the year and
+    the month of last month; a plan that says nothing relative to today has its one
+    search kept to last month. Otherwise ``plan`` itself."""
+    if not _LAST_MONTH.search(question) or "month(" in print_plan(plan):
+        return plan
+    month_ago = parse_expression(_MONTH_AGO, ())
+
+    def last_month(when: X.Expr) -> list[X.Expr]:
+        return [X.Compare(X.Call(unit, (when,)), ("==",), (X.Call(unit, (month_ago,)),)) for unit in ("year", "month")]
+
+    def relative_year(c: X.Expr) -> bool:
+        return (isinstance(c, X.Compare) and c.ops == ("==",) and isinstance(c.left, X.Call)
+                and c.left.func == "year" and len(c.left.args) == 1 and isinstance(c.comparators[0], X.Call)
+                and c.comparators[0].func == "year"
+                and any(isinstance(x, X.Call) and x.func == "today" for x in X.walk(c.comparators[0])))
+
+    def rewrite(node: N.Filter) -> N.PlanNode:
+        parts = X.conjuncts(node.filter.body)
+        if not any(relative_year(c) for c in parts):
+            return node
+        new = [d for c in parts for d in (last_month(c.left.args[0]) if relative_year(c) else [c])]
+        return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
+
+    grounded = _each_filter(plan, rewrite)
+    if grounded is not plan or "today()" in print_plan(plan):
+        return grounded
+    search = _the_one_search(plan)
+    if search is None:
+        return plan
+    when = X.GetAttr(X.Var("e"), "start")
+    return _replace_node(plan, search, N.Filter(search, X.Lambda(("e",), X.conjoin(last_month(when)))))
+
+
 _WHEN = re.compile(r"^\W*(when|what (day|date|time))\b", re.I)
 _FIRST = re.compile(r"\b(first|earliest)\b", re.I)
 _LAST = re.compile(r"\b(last|latest|most recent(ly)?)\b", re.I)
@@ -384,17 +426,21 @@ def first_or_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     ``MIN(l=..., attr_name="start")``, and for "when ... last/latest/most recently"
     ``MAX(...)``; so does an ARGMIN (ARGMAX) by start, which answers with another
     attribute of that row ("When was my first conversation with ChatGPT?" got the
-    ``role`` of the earliest). Otherwise ``plan`` itself."""
+    ``role`` of the earliest), and a MIN (MAX) of the start the wrong way round
+    ("When did I last listen to Lauren Davis?" got the earliest play). Otherwise
+    ``plan`` itself."""
     if not _WHEN.search(question):
         return plan
     if isinstance(plan, (N.ArgMin, N.ArgMax)) and plan.val_attr_name == "start":
         rows = _without_extract(plan.l, plan.arg_attr_name)  # answered with that row's start instead
+    elif isinstance(plan, (N.Min, N.Max)) and plan.attr_name == "start":
+        rows = plan.l
     elif isinstance(plan, _LISTS):
         rows = plan
     else:
         return plan
     first, last = bool(_FIRST.search(question)), bool(_LAST.search(question))
-    if first == last:
+    if first == last or isinstance(plan, N.Min if first else N.Max):
         return plan
     return N.Min(rows, "start") if first else N.Max(rows, "start")
 

@@ -32,7 +32,8 @@ from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things
                                 drop_ungrounded_filters, extract_on_its_side, extract_what_the_question_asks,
                                 first_or_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                                 join_the_day_the_question_names, join_what_the_filter_relates,
-                                join_what_the_query_relates, keep_to_the_year_asked, names_as_mentioned,
+                                join_what_the_query_relates, keep_to_the_year_asked, last_month_as_said,
+                                names_as_mentioned,
                                 one_answer_for_which_most, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
                                 search_without_the_time, years_as_said)
@@ -165,13 +166,14 @@ def render_example(ex: Example, positional: bool = False) -> str:
 
 def _grounded(node: PlanNode, question: str) -> PlanNode:
     """``node`` without time filters the question does not ask for, with "after 2019" from 2020
-    on, kept to the year a question names that it says nowhere, searching without the
-    time a filter keeps to, counting where it adds up or lists what a counting question
-    means to count, adding up durations where minutes or hours are asked for and another
-    amount was added, counting distinct things where it counts rows, trips where it
-    counts a trip's days and orders where it counts their items, taking the first or
-    last start where a "when" question got a list, and the days since where a "how many
-    days ago" one did, grouping by the year or month a "which year" question asks for
+    on, kept to the year a question names that it says nowhere, and to last month's year
+    and month where "last month" got a year alone, searching without the time a filter
+    keeps to, counting where it adds up or lists what a counting question means to
+    count, adding up durations where minutes or hours are asked for and another amount
+    was added, counting distinct things where it counts rows, trips where it counts a
+    trip's days and orders where it counts their items, taking the first or last start
+    where a "when" question got a list or the other one, and the days since where a
+    "how many days ago" one did, grouping by the year or month a "which year" question asks for
     (or both, for "which month of which year"), retrieving an activity, not its company,
     where the plan extracts who was there, joining two activities one search phrase or
     one filter relates, and what happened on the day of an activity the question names
@@ -181,7 +183,8 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
     "Rome, Italy", and keeping rows that mention the place or person an extracted value
     is compared with, and not counting Rome among the places in Rome, and answering
     "which ... most" with one group; each where the rewritten plan is valid."""
-    for rule in (drop_ungrounded_filters, years_as_said, keep_to_the_year_asked, search_without_the_time,
+    for rule in (drop_ungrounded_filters, years_as_said, keep_to_the_year_asked, last_month_as_said,
+                 search_without_the_time,
                  count_instead_of_adding_text, add_up_the_time_asked_for, count_listed_rows, count_distinct_things,
                  count_trips, count_orders,
                  first_or_last_time, days_since_the_last_time, group_by_month_of_year, group_by_the_time_asked_for,

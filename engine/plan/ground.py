@@ -675,6 +675,28 @@ def retrieve_what_the_question_says(plan: N.PlanNode, question: str) -> N.PlanNo
     return rewrite(plan)
 
 
+# Services whose exports Hindsight imports, as people call them in questions.
+_SERVICES = re.compile(r"\b(chatgpt|spotify|netflix|amazon|strava|garmin|gmail|outlook)\b", re.I)
+
+
+def search_the_service_named(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "When did I last talk to ChatGPT?" over a real export, the planner
+    searched for "chatbot conversation", and a calendar's weekly "Just chatting"
+    came out as the last talk. Where the question names one service and the plan's
+    one search names none, the search says it too ("ChatGPT chatbot conversation"),
+    and RETRIEVE keeps to the kind of event it names. Otherwise ``plan`` itself."""
+    named = {m.group(1).lower() for m in _SERVICES.finditer(question)}
+    searches = [n for _, n in N.iter_nodes(plan) if isinstance(n, N.Retrieve)]
+    if len(named) != 1 or len(searches) != 1 or any(isinstance(n, (N.Join, N.Qud)) for _, n in N.iter_nodes(plan)):
+        return plan
+    search = searches[0]
+    if _SERVICES.search(search.query):
+        return plan
+    service = next(m.group(1) for m in _SERVICES.finditer(question))
+    service = "ChatGPT" if service.lower() == "chatgpt" else service[:1].upper() + service[1:].lower()
+    return _replace_node(plan, search, replace(search, query=f"{service} {search.query.strip()}"))
+
+
 def search_without_the_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     """Asked "how many minutes did i spend running in Nov 2021", the planner searched
     "running in Nov 2021" under a FILTER on November 2021; no run says "Nov 2021",

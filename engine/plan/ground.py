@@ -384,7 +384,8 @@ def last_month_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
     such a comparison of the year with a year relative to today becomes the year and
     the month of last month; a plan that says nothing relative to today has its one
     search kept to last month. Otherwise ``plan`` itself."""
-    if not _LAST_MONTH.search(question) or "month(" in print_plan(plan):
+    written = print_plan(plan)
+    if not _LAST_MONTH.search(question) or "month(" in written:
         return plan
     month_ago = parse_expression(_MONTH_AGO, ())
 
@@ -405,7 +406,7 @@ def last_month_as_said(plan: N.PlanNode, question: str) -> N.PlanNode:
         return replace(node, filter=X.Lambda(node.filter.params, X.conjoin(new)))
 
     grounded = _each_filter(plan, rewrite)
-    if grounded is not plan or "today()" in print_plan(plan):
+    if grounded is not plan or "today()" in written:
         return grounded
     search = _the_one_search(plan)
     if search is None:
@@ -524,14 +525,22 @@ def days_since_the_last_time(plan: N.PlanNode, question: str) -> N.PlanNode:
     return N.Min(N.Map(rows, X.Lambda(("e",), since), DAYS_AGO), DAYS_AGO)
 
 
-def _the_one_search(plan: N.PlanNode) -> N.PlanNode | None:
-    """The plan's only RETRIEVE with the FILTERs right above it, where it has one
-    and no JOIN; else None."""
+def _the_only_retrieve(plan: N.PlanNode) -> N.Retrieve | None:
+    """The plan's only RETRIEVE, where it has one and no JOIN; else None."""
     nodes = [n for _, n in N.iter_nodes(plan)]
     searches = [n for n in nodes if isinstance(n, N.Retrieve)]
     if len(searches) != 1 or any(isinstance(n, (N.Join, N.Qud)) for n in nodes):
         return None
-    found: N.PlanNode = searches[0]
+    return searches[0]
+
+
+def _the_one_search(plan: N.PlanNode) -> N.PlanNode | None:
+    """The plan's only RETRIEVE with the FILTERs right above it, where it has one
+    and no JOIN; else None."""
+    found: N.PlanNode | None = _the_only_retrieve(plan)
+    if found is None:
+        return None
+    nodes = [n for _, n in N.iter_nodes(plan)]
     while (above := next((n for n in nodes if isinstance(n, N.Filter) and n.l is found), None)) is not None:
         found = above
     return found
@@ -686,14 +695,11 @@ def search_the_service_named(plan: N.PlanNode, question: str) -> N.PlanNode:
     one search names none, the search says it too ("ChatGPT chatbot conversation"),
     and RETRIEVE keeps to the kind of event it names. Otherwise ``plan`` itself."""
     named = {m.group(1).lower() for m in _SERVICES.finditer(question)}
-    searches = [n for _, n in N.iter_nodes(plan) if isinstance(n, N.Retrieve)]
-    if len(named) != 1 or len(searches) != 1 or any(isinstance(n, (N.Join, N.Qud)) for _, n in N.iter_nodes(plan)):
+    search = _the_only_retrieve(plan)
+    if len(named) != 1 or search is None or _SERVICES.search(search.query):
         return plan
-    search = searches[0]
-    if _SERVICES.search(search.query):
-        return plan
-    service = next(m.group(1) for m in _SERVICES.finditer(question))
-    service = "ChatGPT" if service.lower() == "chatgpt" else service[:1].upper() + service[1:].lower()
+    service = named.pop()
+    service = "ChatGPT" if service == "chatgpt" else service.capitalize()
     return _replace_node(plan, search, replace(search, query=f"{service} {search.query.strip()}"))
 
 

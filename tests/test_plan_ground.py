@@ -15,7 +15,7 @@ from engine.plan.ground import (count_distinct_things, count_instead_of_adding_t
                                 one_answer_for_which_most,
                                 names_as_mentioned, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
-                                search_the_service_named,
+                                mail_from_is_received, search_the_service_named,
                                 search_without_the_time)
 
 RUNS = 'RETRIEVE(query="running")'
@@ -993,3 +993,46 @@ def test_the_service_the_question_names_is_searched_for(question, plan, expected
 def test_a_search_for_the_service_or_none_named_stays(question, plan):
     node = parse_plan(plan)
     assert search_the_service_named(node, question) is node
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    ("How many times did I get an email from Astrid Lacroix in total?",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="email from Astrid Lacroix"), attr_names=["direction", "to"], '
+     'attr_types=[str, str]), filter=lambda e: e["direction"] == "sent" and (e["to"] == "Astrid Lacroix" '
+     'or contains(e.text, "Astrid Lacroix"))), fct=len)',
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="email from Astrid Lacroix"), attr_names=["direction", "from"], '
+     'attr_types=[str, str]), filter=lambda e: e["direction"] == "received" and (e["from"] == "Astrid Lacroix" '
+     'or contains(e.text, "Astrid Lacroix"))), fct=len)'),
+    # the direction alone: nothing else to turn round
+    ("how many mails did i receive in 2023",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="mail"), attr_names=["direction"], attr_types=[str]), '
+     'filter=lambda e: e["direction"] == "sent" and year(e.start) == 2023), fct=len)',
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="mail"), attr_names=["direction"], attr_types=[str]), '
+     'filter=lambda e: e["direction"] == "received" and year(e.start) == 2023), fct=len)'),
+])
+def test_mail_from_someone_is_mail_received(question, plan, expected):
+    grounded = mail_from_is_received(parse_plan(plan), question)
+    assert print_plan(grounded) == expected
+    assert validate_plan(grounded) == []
+
+
+@pytest.mark.parametrize("question, plan", [
+    # sending is what was asked
+    ("How many emails did I send to Astrid?",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="mail I sent"), attr_names=["direction", "to"], '
+     'attr_types=[str, str]), filter=lambda e: e["direction"] == "sent" and e["to"] == "Astrid"), fct=len)'),
+    ("which mails from my landlord did i reply to",
+     'FILTER(l=EXTRACT(l=RETRIEVE(query="mail"), attr_names=["direction"], attr_types=[str]), '
+     'filter=lambda e: e["direction"] == "sent")'),
+    # received already, or no direction at all
+    ("How many emails did I get from Bob?",
+     'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="mail"), attr_names=["direction"], attr_types=[str]), '
+     'filter=lambda e: e["direction"] == "received"), fct=len)'),
+    ("how many mails from Bob", 'APPLY(l=RETRIEVE(query="mail from Bob"), fct=len)'),
+    # no mail in the question
+    ("who did I get flowers from", 'FILTER(l=EXTRACT(l=RETRIEVE(query="flowers"), attr_names=["direction"], '
+     'attr_types=[str]), filter=lambda e: e["direction"] == "sent")'),
+])
+def test_mail_sent_or_not_turned_round_stays(question, plan):
+    node = parse_plan(plan)
+    assert mail_from_is_received(node, question) is node

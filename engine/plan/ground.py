@@ -47,7 +47,7 @@ from dataclasses import replace
 from engine.plan import expr as X
 from engine.plan import nodes as N
 from engine.plan.parse import parse_expression
-from engine.plan.printer import print_plan
+from engine.plan.printer import print_expr, print_plan
 from engine.plan.repair import with_children
 from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
 from engine.plan.validate import text_attributes
@@ -682,6 +682,39 @@ def retrieve_what_the_question_says(plan: N.PlanNode, question: str) -> N.PlanNo
             return node
         return node if isinstance(node, N.Qud) else with_children(node, rewrite)
     return rewrite(plan)
+
+
+
+_MAIL = re.compile(r"\b(?:e-?mails?|mails?|messages?|letters?|inbox)\b", re.I)
+_RECEIVED = re.compile(r"\b(?:from|get|gets|got|getting|receive|receives|received|receiving)\b", re.I)
+_MAIL_SENT = re.compile(r"\b(?:send|sends|sent|sending|wrote|write|writes|emailed|mailed|replied|reply)\b", re.I)
+
+
+def mail_from_is_received(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "How many times did I get an email from Astrid Lacroix in total?", the
+    planner copied "Who did I email most often?" and kept the mails whose direction
+    was "sent" and whose "to" was her: 18 of the 54 she sent. Where the question
+    speaks of mail received or from someone, and nothing of sending, a filter's
+    ``e["direction"] == "sent"`` reads "received", and the mail's "to" read or
+    extracted beside it becomes its "from". Otherwise ``plan`` itself."""
+    if not (_MAIL.search(question) and _RECEIVED.search(question)) or _MAIL_SENT.search(question):
+        return plan
+
+    def rewrite(node: N.Filter) -> N.PlanNode:
+        var = node.filter.params[0]
+        sent = X.Compare(X.GetAttr(X.Var(var), "direction"), ("==",), (X.Const("sent"),))
+        parts = X.conjuncts(node.filter.body)
+        if sent not in parts:
+            return node
+        new = [replace(sent, comparators=(X.Const("received"),)) if c == sent
+               else parse_expression(print_expr(c).replace(f'{var}["to"]', f'{var}["from"]'), (var,))
+               for c in parts]
+        inner = node.l
+        if any("to" in X.attributes_read(c, var) for c in parts):
+            inner = _renamed_extract(inner, "to", "from")
+        return replace(node, l=inner, filter=X.Lambda(node.filter.params, X.conjoin(new)))
+
+    return _each_filter(plan, rewrite)
 
 
 # Services whose exports Hindsight imports, as people call them in questions.

@@ -32,7 +32,7 @@ from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things
                                 drop_ungrounded_filters, extract_on_its_side, extract_what_the_question_asks,
                                 first_or_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                                 join_the_day_the_question_names, join_what_the_filter_relates,
-                                join_what_the_query_relates, keep_to_the_year_asked, last_month_as_said,
+                                join_what_the_query_relates, keep_to_the_year_asked, last_month_as_said, mail_from_is_received,
                                 names_as_mentioned,
                                 one_answer_for_which_most, places_as_extracted, places_in_a_place_are_not_it,
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
@@ -191,7 +191,8 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
                  first_or_last_time, days_since_the_last_time, group_by_month_of_year, group_by_the_time_asked_for,
                  retrieve_the_activity_not_the_company, join_what_the_query_relates, join_what_the_filter_relates,
                  join_the_day_the_question_names, extract_what_the_question_asks, extract_on_its_side,
-                 retrieve_what_the_question_says, search_the_service_named, places_as_extracted, names_as_mentioned,
+                 retrieve_what_the_question_says, search_the_service_named, mail_from_is_received,
+                 places_as_extracted, names_as_mentioned,
                  places_in_a_place_are_not_it, one_answer_for_which_most):
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):

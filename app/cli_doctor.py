@@ -105,6 +105,8 @@ def run_checks(data_dir) -> list[Check]:
             except Exception as exc:  # noqa: BLE001 - report, don't crash the doctor
                 checks.append(Check("importers", imp.name, "fail", f"recognize() raised {exc!r}", "report this bug"))
 
+    checks.extend(_planner_runtime())
+
     # model roles
     try:
         status_mod = importlib.import_module("models.status")
@@ -123,6 +125,33 @@ def run_checks(data_dir) -> list[Check]:
                     checks.append(Check("models", role, "fail", info.get("error") or "missing",
                                         "run 'hindsight models build'"))
     return checks
+
+
+def _planner_runtime() -> list[Check]:
+    """Whether llama.cpp was built for this CPU: the portable build leaves AVX-512 unused
+    (the planner reads prompts ~30% slower on our machines); 'make setup' builds it here."""
+    try:
+        from models.runtime.planner import instruction_sets
+
+        used = instruction_sets()
+    except Exception as exc:  # noqa: BLE001 - a missing or broken runtime is reported, not raised
+        return [Check("models", "planner runtime", "fail", f"llama-cpp-python: {type(exc).__name__}: {exc}",
+                      "run 'make setup'")]
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+            flags = next((line.partition(":")[2].split() for line in f if line.startswith("flags")), [])
+    except OSError:  # not Linux: nothing to compare with
+        flags = []
+    return [planner_runtime_check(used, set(flags))]
+
+
+def planner_runtime_check(used: set[str], cpu_flags: set[str]) -> Check:
+    listed = ", ".join(sorted(s for s in used if s.startswith(("AVX", "AMX", "F16C", "FMA")))) or "none listed"
+    if "avx512f" in cpu_flags and "AVX512" not in used:
+        return Check("models", "planner runtime", "warn",
+                     f"llama.cpp uses {listed}, not the AVX-512 this CPU has: plans are written more slowly",
+                     "run 'make setup' (it builds llama.cpp for this CPU, once)")
+    return Check("models", "planner runtime", "ok", f"llama.cpp uses {listed}")
 
 
 @click.command("doctor")

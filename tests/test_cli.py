@@ -134,6 +134,17 @@ def test_doctor_json(cli):
     assert code == (0 if report["ok"] else 1)
 
 
+def test_doctor_says_when_llama_cpp_leaves_the_cpus_avx512_unused():
+    from app.cli_doctor import planner_runtime_check
+
+    portable = planner_runtime_check({"SSE3", "AVX", "AVX2", "FMA", "F16C", "OPENMP"}, {"avx2", "avx512f"})
+    assert portable.status == "warn" and "AVX-512" in portable.detail and "make setup" in portable.fix
+    tuned = planner_runtime_check({"AVX2", "AVX512", "AVX512_VNNI", "FMA"}, {"avx2", "avx512f"})
+    assert tuned.status == "ok" and "AVX512_VNNI" in tuned.detail
+    # a CPU without AVX-512 has nothing left unused
+    assert planner_runtime_check({"AVX2", "FMA"}, {"avx2"}).status == "ok"
+
+
 def test_import_updates_the_search_index(cli, data_dir):
     import duckdb
 

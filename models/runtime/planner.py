@@ -61,6 +61,17 @@ def _without_scores(state):
                       state.n_tokens, state.llama_state, state.llama_state_size, state.seed)
 
 
+def instruction_sets() -> set[str]:
+    """The CPU instruction sets the installed llama.cpp build uses ("AVX2", "AVX512",
+    "AVX512_VNNI", ...), as its system info lists them."""
+    import re
+
+    import llama_cpp
+
+    info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
+    return set(re.findall(r"([A-Z][A-Z0-9_]*) = 1\b", info))
+
+
 class PlannerClosed(RuntimeError):
     pass
 

@@ -475,3 +475,45 @@ def test_prompt_lookup_drafts_what_followed_the_latest_occurrence_of_the_longest
     assert draft([3, 4, 8, 1, 3], k=2) == [4, 8]
     # a token never seen before: nothing to guess
     assert draft([1, 2, 3, 4]) == [] and draft([5]) == []
+
+
+def test_the_grammar_is_asked_about_the_best_tokens_one_by_one_before_the_whole_vocabulary_is_masked():
+    """GrammarGate.best must pick what masking every token and taking the arg-max picks
+    (the sampler chain's choice), asking about single tokens where that settles it."""
+    import numpy as np
+
+    from models.runtime.greedy import GrammarGate
+
+    class Gate(GrammarGate):
+        def __init__(self, allowed):
+            self.allowed, self.asked, self.masked = set(allowed), [], 0
+
+        def allows(self, token):
+            self.asked.append(token)
+            return token in self.allowed
+
+        def _best_of_all(self, logits):
+            self.masked += 1
+            ok = [t for t in range(len(logits)) if t in self.allowed]
+            return max(ok, key=lambda t: (logits[t], -t)) if ok else None
+
+        def close(self):
+            pass
+
+    rng = np.random.default_rng(5)
+    for _ in range(200):
+        logits = rng.normal(size=300).astype(np.float32)
+        allowed = set(rng.choice(300, size=int(rng.integers(0, 40)), replace=False).tolist())
+        gate = Gate(allowed)
+        assert gate.best(logits, first=16) == Gate(allowed)._best_of_all(logits)
+    order = np.argsort(-logits)
+    gate = Gate({int(order[3])})
+    assert gate.best(logits, first=16) == order[3] and gate.asked == [int(t) for t in order[:4]] and not gate.masked
+    gate = Gate({int(order[40])})  # not among the first 16 asked: the whole vocabulary is masked
+    assert gate.best(logits, first=16) == order[40] and gate.masked == 1 and len(gate.asked) == 15
+    assert Gate(set()).best(logits, first=16) is None
+    # a tie with the last token asked could hide an allowed token of a lower id: the mask settles it
+    tied = np.zeros(300, dtype=np.float32)
+    tied[[7, 250]] = 1.0
+    gate = Gate({7, 250})
+    assert gate.best(tied, first=1) == 7 and gate.masked == 1

@@ -35,8 +35,12 @@ SETTINGS = ((0, 1), (2, 2), (4, 1))
 def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
     from engine.qud.planner import QudPlanner
 
+    from models.runtime.planner import instruction_sets
+
     llm = registry.planner()
     planner = QudPlanner(llm)
+    cpu = sorted(s for s in instruction_sets() if s.startswith(("AVX", "AMX")))
+    echo(f"llama.cpp uses {', '.join(cpu) or 'no AVX'}")
     started = time.perf_counter()
     planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")  # the app's, see app.assemble
     echo(f"instruction prefix evaluated in {time.perf_counter() - started:.1f} s")
@@ -59,7 +63,7 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
     finally:
         llm.draft_tokens, llm.draft_min_ngram = saved
     base = per[SETTINGS[0]]
-    figures: dict = {"questions": len(questions)}
+    figures: dict = {"questions": len(questions), "llama_cpp_instruction_sets": cpu}
     for s in SETTINGS:
         rows = per[s]
         total = sum(r[0] for r in rows)
@@ -69,6 +73,7 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
             "total_s": round(total, 2), "median_s": round(statistics.median(r[0] for r in rows), 2),
             "vs_none": round(total / sum(r[0] for r in base), 3),
             "passes": sum(x.get("passes", 0) for x in stats),
+            "refused": sum(x.get("refused", 0) for x in stats),
             "accepted_share": round(sum(x.get("accepted", 0) for x in stats) / drafted, 3) if drafted else None,
             "same_plans": sum(a[1] == b[1] for a, b in zip(rows, base)),
         }
@@ -76,11 +81,12 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
 
 
 def table(figures: dict) -> str:
-    rows = ["| guessed tokens / shortest tail | total | median | vs none | forward passes | guesses kept | same plans |",
-            "|---|---:|---:|---:|---:|---:|---:|"]
+    rows = ["| guessed tokens / shortest tail | total | median | vs none | forward passes | guesses kept "
+            "| arg-max refused | same plans |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in SETTINGS:
         f = figures[f"draft{s[0]}_tail{s[1]}"]
         kept = "" if f["accepted_share"] is None else f"{f['accepted_share']:.0%}"
         rows.append(f"| {s[0]} / {s[1]} | {f['total_s']:.1f} s | {f['median_s']:.2f} s | {f['vs_none']:.2f} | "
-                    f"{f['passes']} | {kept} | {f['same_plans']} of {figures['questions']} |")
+                    f"{f['passes']} | {kept} | {f.get('refused', '')} | {f['same_plans']} of {figures['questions']} |")
     return "\n".join(rows)

@@ -4,9 +4,10 @@ llama-cpp-python's sampler chain runs the grammar over the whole vocabulary (151
 tokens for Qwen2.5) before every token; on 2 cores that took about as long as the
 forward pass itself (~50 of ~120 ms per planner token). The model nearly always
 wants a token the grammar allows, so :func:`greedy_complete` asks the grammar about
-the arg-max token alone and masks the whole vocabulary only when that one is
-refused. The result is the token greedy sampling under the grammar picks: the
-unconstrained arg-max, when allowed, is also the arg-max of the allowed tokens.
+the arg-max token alone and, when that one is refused, about the next best ones in
+turn (:meth:`GrammarGate.best`); the whole vocabulary is masked only when none of the
+first 64 is allowed. The result is the token greedy sampling under the grammar picks:
+the best-scoring allowed token is the arg-max of the allowed tokens.
 
 Plans copy the question's words and the examples' syntax, so the tokens after a
 repeated stretch of the prompt are guessed and checked in the same forward pass
@@ -22,6 +23,8 @@ from collections.abc import Sequence
 import numpy as np
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
+# Tokens asked one by one, best first, before the whole vocabulary is masked (GrammarGate.best).
+BEST_OF_FIRST = 64
 
 
 class GrammarGate:
@@ -52,8 +55,25 @@ class GrammarGate:
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._one_view))
         return not math.isinf(self._one[0].logit)
 
-    def best(self, logits: np.ndarray) -> int | None:
-        """The highest-scoring token the grammar allows now; None when it allows none."""
+    def best(self, logits: np.ndarray, *, first: int = BEST_OF_FIRST) -> int | None:
+        """The highest-scoring token the grammar allows now; None when it allows none.
+
+        The ``first`` best-scoring tokens are asked one by one, best first; the first
+        allowed one is the answer when it scores above every token not asked (a tie
+        with the last one asked is settled by the full mask, as is "none allowed").
+        Masking all 151,936 tokens costs ~50 ms on 2 cores; asking a few, well under 1."""
+        if 0 < first < len(logits):
+            top = np.argpartition(logits, -first)[-first:]
+            top = top[np.lexsort((top, -logits[top]))]  # best first; ties by id, as np.argmax
+            floor = logits[top[-1]]
+            for token in top:
+                if logits[token] <= floor:
+                    break
+                if self.allows(int(token)):
+                    return int(token)
+        return self._best_of_all(logits)
+
+    def _best_of_all(self, logits: np.ndarray) -> int | None:
         self._all["logit"] = logits
         self._all_view.size, self._all_view.selected, self._all_view.sorted = len(self._all), -1, False
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._all_view))
@@ -146,10 +166,14 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     stats.setdefault("passes", 0)
     stats.setdefault("drafted", 0)
     stats.setdefault("accepted", 0)
+    stats.setdefault("refused", 0)  # picks whose arg-max the grammar refused
 
     def pick(logits: np.ndarray) -> int | None:
         token = int(np.argmax(logits))
-        return token if gate.allows(token) else gate.best(logits)
+        if gate.allows(token):
+            return token
+        stats["refused"] += 1
+        return gate.best(logits)
 
     def take(token: int) -> str | None:
         """Accept ``token``; the finished text when a stop string ends it."""

@@ -94,12 +94,17 @@ class GrammarGate:
 
 
 # Guessed tokens per forward pass, and the shortest repeated tail they may come from.
-# On 2 cores a pass over 5 tokens costs ~3x a pass over one, so long guesses lose:
-# over 12 questions' plans (`hindsight bench planner`) 4 guesses from any tail took 3% longer
-# than none, 2 guesses after a repeated pair of tokens 9-17% less; the plans were the same.
-DRAFT_TOKENS = 2
+# A pass over more tokens costs more (on 2 cores compute bounds it), so guesses pay only
+# while most are kept. The 12 questions' plans of `hindsight bench planner`, total seconds
+# (one 2-core Xeon, 2026-11-27, sweeps of a few settings per run; repeats within 2 s):
+#   guesses / tail      none    2 / 2   3 / 1   3 / 2   4 / 1   5 / 1   6 / 1
+#   portable (AVX2)     83.0    65.9    61.5      -     69.6      -       -
+#   AVX-512 build       79.0    61.7    50.1    50.5    55.2    51.6    56.9
+# (the AVX-512 build, packaging/llama_wheel.py, makes a pass over 4 tokens 1.7x one,
+# the portable 2.2x). Plans the same as without guessing: 11 of 12 at 2 / 2 and 3 / 1.
+DRAFT_TOKENS = 3
 DRAFT_NGRAM = 3
-DRAFT_MIN_NGRAM = 2
+DRAFT_MIN_NGRAM = 1
 
 
 def draft_from_context(history: np.ndarray, k: int, max_ngram: int = DRAFT_NGRAM,

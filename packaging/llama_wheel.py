@@ -129,7 +129,8 @@ def build(version: str, args: list[str], out: Path) -> Path:
 
 def main(argv: list[str]) -> int:
     if len(argv) != 1:
-        print(__doc__.split("\n\n")[3], file=sys.stderr)
+        print("usage: python packaging/llama_wheel.py REQUIREMENTS_FILE (the file that pins "
+              f"{PACKAGE}==VERSION)", file=sys.stderr)
         return 2
     if sys.platform != "linux" or platform.machine() not in ("x86_64", "AMD64"):
         return 0  # pip's ordinary install stands

@@ -460,21 +460,32 @@ def test_examples_are_the_same_in_every_process():
     assert len(out) == 1
 
 
-def test_prompt_lookup_drafts_what_followed_the_latest_occurrence_of_the_longest_tail():
+def test_prompt_lookup_guesses_what_most_often_followed_the_longest_tail_while_its_occurrences_agree():
     import numpy as np
 
     from models.runtime.greedy import draft_from_context
 
-    def draft(tokens, k=4):
-        return draft_from_context(np.asarray(tokens, dtype=np.int64), k)
+    def draft(tokens, k=4, agreement=0.75, max_tail=16):
+        return draft_from_context(np.asarray(tokens, dtype=np.int64), k, max_tail=max_tail, agreement=agreement)
 
-    # the tail 1 2 3 occurred twice; the later one (followed by 7 8) wins over 4 5
-    assert draft([1, 2, 3, 4, 5, 9, 1, 2, 3, 7, 8, 6, 1, 2, 3]) == [7, 8, 6, 1]
-    # no earlier "5 2 3": the shorter tail "2 3" is looked up, then "3"
-    assert draft([2, 3, 9, 9, 5, 2, 3]) == [9, 9, 5, 2]
+    # "1 2 3" is the longest repeated tail; it was followed by 4 twice and by 7 once;
+    # then "1 2 3 4" by 5 and 6 once each: half, too few to agree at 0.6
+    assert draft([1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 9, 1, 2, 3, 7, 8, 1, 2, 3], agreement=0.6) == [4]
+    # ... at 0.5 the later, 6, and after "1 2 3 4 6" what followed it
+    assert draft([1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 9, 1, 2, 3, 7, 8, 1, 2, 3], agreement=0.5) == [4, 6, 9, 1]
+    # ... which is two of three occurrences: too few to agree at 0.75
+    assert draft([1, 2, 3, 4, 5, 1, 2, 3, 4, 6, 9, 1, 2, 3, 7, 8, 1, 2, 3]) == []
+    # a longer tail outranks a more frequent short one: "5 2 3" occurred once, before 8
+    assert draft([5, 2, 3, 8, 2, 3, 9, 2, 3, 9, 5, 2, 3], k=1) == [8]
+    # ... unless the tail looked up is kept shorter
+    assert draft([5, 2, 3, 8, 2, 3, 9, 2, 3, 9, 5, 2, 3], k=1, max_tail=2, agreement=0.6) == [9]
+    # equally frequent continuations: the latest wins
+    assert draft([3, 4, 3, 6, 3], k=1, agreement=0.5) == [6]
+    # each guess extends the tail, and guessing stops where the occurrences part ways
+    assert draft([7, 1, 2, 7, 1, 5, 7], k=4, agreement=1.0) == [1]
     assert draft([3, 4, 8, 1, 3], k=2) == [4, 8]
     # a token never seen before: nothing to guess
-    assert draft([1, 2, 3, 4]) == [] and draft([5]) == []
+    assert draft([1, 2, 3, 4]) == [] and draft([5]) == [] and draft([1, 2, 3], k=0) == []
 
 
 def test_the_grammar_is_asked_about_the_best_tokens_one_by_one_before_the_whole_vocabulary_is_masked():

@@ -28,8 +28,17 @@ QUESTIONS = (
     "How many emails did I get from Anna last month?",
     "What was the longest bike ride I did?",
 )
-# (guessed tokens per pass, shortest repeated tail they may come from); the first is the baseline
-SETTINGS = ((0, 1), (3, 1), (2, 2))
+# (guessed tokens per pass at most, share of the tail's earlier occurrences that must
+# agree on a guess); the first is the baseline, the second the default
+SETTINGS = ((0, 0.75), (5, 0.75), (3, 0.0))
+
+
+def key(setting: tuple[int, float]) -> str:
+    return f"draft{setting[0]}_agree{round(setting[1] * 100)}"
+
+
+def label(setting: tuple[int, float]) -> str:
+    return "none" if not setting[0] else f"{setting[0]} / {setting[1]:.2f}"
 
 
 def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
@@ -47,21 +56,21 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
     prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
     questions = QUESTIONS[:limit] if limit else QUESTIONS
     per: dict[tuple[int, int], list[tuple[float, str, dict]]] = {s: [] for s in SETTINGS}
-    saved = llm.draft_tokens, llm.draft_min_ngram
+    saved = llm.draft_tokens, llm.draft_agreement
     try:
         for n, question in enumerate(questions, 1):
             prompt = f"{planner.prefix}Q: {question}\nP:"
             for setting in SETTINGS:
-                llm.draft_tokens, llm.draft_min_ngram = setting
+                llm.draft_tokens, llm.draft_agreement = setting
                 llm.decode_stats = {}
                 llm._llm.n_tokens = min(llm._llm.n_tokens, prefix_tokens - 2)  # the question is evaluated again
                 t0 = time.perf_counter()
                 text = llm.complete(prompt, grammar=planner.grammar, max_tokens=planner.max_tokens, stop=["\n"])
                 per[setting].append((time.perf_counter() - t0, text, dict(llm.decode_stats)))
             echo(f"[{n}/{len(questions)}] {question}: "
-                 + ", ".join(f"{s[0]}/{s[1]} {per[s][-1][0]:.2f} s" for s in SETTINGS))
+                 + ", ".join(f"{label(s)} {per[s][-1][0]:.2f} s" for s in SETTINGS))
     finally:
-        llm.draft_tokens, llm.draft_min_ngram = saved
+        llm.draft_tokens, llm.draft_agreement = saved
     base = per[SETTINGS[0]]
     figures: dict = {"questions": len(questions), "llama_cpp_instruction_sets": cpu}
     for s in SETTINGS:
@@ -69,7 +78,7 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
         total = sum(r[0] for r in rows)
         stats = [r[2] for r in rows]
         drafted = sum(x.get("drafted", 0) for x in stats)
-        figures[f"draft{s[0]}_tail{s[1]}"] = {
+        figures[key(s)] = {
             "total_s": round(total, 2), "median_s": round(statistics.median(r[0] for r in rows), 2),
             "vs_none": round(total / sum(r[0] for r in base), 3),
             "passes": sum(x.get("passes", 0) for x in stats),
@@ -81,12 +90,12 @@ def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | 
 
 
 def table(figures: dict) -> str:
-    rows = ["| guessed tokens / shortest tail | total | median | vs none | forward passes | guesses kept "
+    rows = ["| guessed tokens / agreement | total | median | vs none | forward passes | guesses kept "
             "| arg-max refused | same plans |",
             "|---|---:|---:|---:|---:|---:|---:|---:|"]
     for s in SETTINGS:
-        f = figures[f"draft{s[0]}_tail{s[1]}"]
+        f = figures[key(s)]
         kept = "" if f["accepted_share"] is None else f"{f['accepted_share']:.0%}"
-        rows.append(f"| {s[0]} / {s[1]} | {f['total_s']:.1f} s | {f['median_s']:.2f} s | {f['vs_none']:.2f} | "
+        rows.append(f"| {label(s)} | {f['total_s']:.1f} s | {f['median_s']:.2f} s | {f['vs_none']:.2f} | "
                     f"{f['passes']} | {kept} | {f.get('refused', '')} | {f['same_plans']} of {figures['questions']} |")
     return "\n".join(rows)

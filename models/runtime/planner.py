@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from models.runtime.greedy import DRAFT_MIN_NGRAM, DRAFT_TOKENS, GrammarGate, greedy_complete
+from models.runtime.greedy import DRAFT_AGREEMENT, DRAFT_TOKENS, GrammarGate, greedy_complete
 
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("models.llama_cpp")
@@ -96,7 +96,7 @@ class LlamaPlanner:
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
         self.draft_tokens = DRAFT_TOKENS  # guessed tokens checked per forward pass (0: none)
-        self.draft_min_ngram = DRAFT_MIN_NGRAM  # ... after a repeated tail of this many tokens
+        self.draft_agreement = DRAFT_AGREEMENT  # ... while this share of the tail's occurrences agree
         self.decode_stats: dict[str, int] = {}  # forward passes, guessed and accepted tokens, summed
 
     @property
@@ -216,7 +216,7 @@ class LlamaPlanner:
             if gate is None:
                 gate = self._gates[grammar] = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
             return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop,
-                                   draft_tokens=self.draft_tokens, draft_min_ngram=self.draft_min_ngram,
+                                   draft_tokens=self.draft_tokens, draft_agreement=self.draft_agreement,
                                    stats=self.decode_stats)
         out = llm.create_completion(
             prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop) or None,

@@ -1273,6 +1273,47 @@ def test_index_file_lives_beside_the_store_and_survives_reopening(tmp_path):
         store.close()
 
 
+def test_the_full_text_index_is_built_once_and_rebuilt_only_when_the_documents_change(tmp_path):
+    store = EventStore(tmp_path / "hindsight.duckdb")
+    built: list[str] = []
+    try:
+        events = retrieval_life()
+        add(store, events[:4])
+
+        class Counting(RetrievalIndex):
+            def _ensure_fts(self):
+                if self._fts_dirty:
+                    built.append("built")
+                super()._ensure_fts()
+
+        first = Counting(store, sparse=FakeSparse())
+        first.refresh()
+        assert first.fts_search("muse", 100)
+        first.close()
+        again = Counting(store, sparse=FakeSparse())  # the next session: the file's index is current
+        assert again.refresh().added == 0
+        hits = again.fts_search("muse", 100)
+        assert built == ["built"] and hits
+        add(store, events[4:], import_id=2)
+        again.refresh()
+        assert dict(again.fts_search("muse", 100)).keys() >= dict(hits).keys()
+        assert built == ["built", "built"]
+        again.close()
+        # documents changed behind the index's back (another version wrote them): rebuilt
+        import duckdb
+
+        from engine.retrieval.index import index_path
+        con = duckdb.connect(str(index_path(store.path)))
+        con.execute("UPDATE docs SET doc = doc || ' muse' WHERE id = ?", [events[-1].id])
+        con.close()
+        third = Counting(store, sparse=FakeSparse())
+        assert events[-1].id in dict(third.fts_search("muse", 100))
+        assert built == ["built", "built", "built"]
+        third.close()
+    finally:
+        store.close()
+
+
 # ---- EXTRACT -------------------------------------------------------------------------------
 def orders() -> list[Event]:
     t = datetime(2024, 4, 1, 23, 30, tzinfo=BERLIN)  # 21:30 UTC: the local date is the user's

@@ -522,6 +522,38 @@ def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
     assert reranker.pairs == 2  # both calendar candidates were scored, nothing else
 
 
+def test_a_search_repeated_over_the_same_events_is_answered_from_the_index_memo(store):
+    life = retrieval_life()
+    add(store, life[:-2])
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    reranker = FakeReranker("concert")
+    models = Models(patterns=patterns, reranker=reranker)
+    settings = RetrieveSettings(verify_irrelevant=0)
+    index = RetrievalIndex(store)
+
+    def ask(plan, models=models):
+        return execute(plan, store, models, today=TODAY, retrieve_settings=settings, index=index)
+
+    first = ask('RETRIEVE(query="live music")')
+    assert [r.get("title") for r in first.rows] == ["Live music: Muse concert"] and reranker.pairs == 1
+    again = ask('APPLY(l=RETRIEVE(query="live music"), fct=len)')  # another plan, the same search
+    assert again.value == 1 and reranker.pairs == 1
+    assert any("earlier question's: its 1 rows reused" in n for n in again.nodes[1].notes)
+    assert any("candidates" in n for n in again.nodes[1].notes)  # the search's own notes come along
+    ask('RETRIEVE(query="music licensing")')  # another query is searched
+    assert reranker.pairs > 1
+    pairs = reranker.pairs
+    ask('RETRIEVE(query="live music")', Models(patterns=patterns, reranker=FakeReranker("licensing")))
+    assert reranker.pairs == pairs  # other models: searched with them, not this reranker's memo
+    # new events: the memo is forgotten, and the new concert is found
+    add(store, [ev("calendar", "event", datetime(2024, 3, 1, 20, tzinfo=BERLIN), 120, "Live music: Blur concert",
+                   "Blur concert, live music in the park")], import_id=2)
+    after = ask('RETRIEVE(query="live music")')
+    assert sorted(r.get("title") for r in after.rows) == ["Live music: Blur concert", "Live music: Muse concert"]
+    assert reranker.pairs > pairs
+    index.close()
+
+
 def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(store):
     add(store, retrieval_life() + [
         ev("calendar", "event", datetime(2024, 2, 10, 12, tzinfo=BERLIN), 60, "Lunch with Jack", "Lunch with Jack"),

@@ -757,13 +757,32 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     """Group patterns first (a whole kind of event is in or out), value patterns
     inside the partial groups, the reranker for the search candidates no pattern
-    decides; see the module docstring."""
-    settings = ctx.retrieve
-    query = node.query
+    decides; see the module docstring. A search made before over the same documents
+    with the same inputs is answered from the index's memo."""
     if ctx.index is None:
         ctx.index = RetrievalIndex(ctx.store, sparse=ctx.models.sparse, embedder=ctx.models.embedder)
-    ctx.index.refresh(cancel=ctx.cancel)
+    ctx.index.refresh(cancel=ctx.cancel)  # new or removed events clear the memo
     ctx.check_cancel()
+    # the inputs the result depends on: the query, the settings, and the condition it
+    # judges a window of events by, where it does (the models are the engine's own)
+    windowed = ctx.wanted is not None and bool(ctx.window)
+    key = ("RETRIEVE", node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
+           ctx.window if windowed else 0, id(ctx.models))
+    found = ctx.index.memo.get(key)
+    if found is not None:
+        rows, notes = found
+        ctx.notes.extend(notes)
+        ctx.note(f"the same search as an earlier question's: its {len(rows)} rows reused")
+        return list(rows)
+    start = len(ctx.notes)
+    rows = _retrieve(node, ctx)
+    ctx.index.memo.put(key, rows, ctx.notes[start:], keep=ctx.models)
+    return rows
+
+
+def _retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
+    settings = ctx.retrieve
+    query = node.query
     try:
         fts = ctx.index.fts_search(query, settings.fts_candidates)
     except Exception as exc:  # duckdb.Error or the fallback's errors: say which step failed

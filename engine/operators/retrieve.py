@@ -766,7 +766,7 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     # the inputs the result depends on: the query, the settings, and the condition it
     # judges a window of events by, where it does (the models are the engine's own)
     windowed = ctx.wanted is not None and bool(ctx.window)
-    key = ("RETRIEVE", node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
+    key = (node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
            ctx.window if windowed else 0, id(ctx.models))
     found = ctx.index.memo.get(key)
     if found is not None:

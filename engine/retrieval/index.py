@@ -89,7 +89,6 @@ class SearchMemo:
         self._entries: OrderedDict[Hashable, tuple[list, list[str], object]] = OrderedDict()
         self._rows = 0
         self._lock = threading.Lock()
-        self.hits = 0
 
     def get(self, key: Hashable) -> tuple[list, list[str]] | None:
         with self._lock:
@@ -97,7 +96,6 @@ class SearchMemo:
             if found is None:
                 return None
             self._entries.move_to_end(key)
-            self.hits += 1
             return found[0], found[1]
 
     def put(self, key: Hashable, rows: list, notes: list[str], keep: object = None) -> None:
@@ -119,9 +117,6 @@ class SearchMemo:
         with self._lock:
             self._entries.clear()
             self._rows = 0
-
-    def __len__(self) -> int:
-        return len(self._entries)
 
 
 class RetrievalIndex:

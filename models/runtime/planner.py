@@ -79,8 +79,7 @@ def instruction_sets() -> set[str]:
 # the worse ("How many times did I go running in 2023?" summed distances): f16 stays.
 # Flash attention, which would quantise values too, was slower here (113 / 259 ms
 # against 87 / 163 for passes over 1 / 4 tokens).
-KEY_CACHE = "f16"
-_GGML_TYPES = {"f16": lambda lib: lib.GGML_TYPE_F16, "q8_0": lambda lib: lib.GGML_TYPE_Q8_0}
+KEY_CACHE = "f16"  # or "q8_0": a GGML_TYPE_* of llama_cpp
 
 
 # Prefix states kept on disk (~160 MB each for the 5.8k-token prompt). Each change to the
@@ -130,7 +129,7 @@ class LlamaPlanner:
         self.key_cache = key_cache
         self._llm = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx, n_batch=n_batch, n_threads=threads,
                                     n_threads_batch=threads, seed=0, use_mmap=False, verbose=False,
-                                    type_k=_GGML_TYPES[key_cache](llama_cpp))
+                                    type_k=getattr(llama_cpp, f"GGML_TYPE_{key_cache.upper()}"))
         route_llama_log()  # Llama(verbose=False) may install its own callback
         self._grammars: dict[str, object] = {}
         self._gates: dict[str, GrammarGate] = {}

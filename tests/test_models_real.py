@@ -277,3 +277,44 @@ def test_segmenter_finds_people_without_its_parser(registry):
     ents = seg.entities("Tried a new recipe on Monday: shrimp chowder, for Mathias Lundblad and me.")
     assert ("Mathias Lundblad", "PERSON") in ents
     assert seg.sentences("One. Two.") == ["One.", "Two."]  # the parser still splits sentences
+
+
+def test_guesses_stop_where_the_grammar_refuses_and_no_pass_is_spent_on_a_finished_text(registry):
+    """A plan's last forward pass used to score the closing parenthesis together with
+    guesses copied from the examples ("\\n\\nQ: ..."), only to find that the model ends
+    there. Guesses the grammar refuses are now cut before the pass, and once the
+    grammar allows nothing but the end, decoding ends without one."""
+    import numpy as np
+
+    from models.runtime.greedy import GrammarGate
+
+    planner = registry.planner()
+    llm = planner._llm
+    grammar = 'root ::= "count(" [a-z_]+ ")"'
+    gate = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
+    try:
+        tok = lambda s: llm.tokenize(s.encode(), add_bos=False, special=False)  # noqa: E731
+        done, extra = tok("count(songs)"), tok("\n\nQ: and")
+        assert gate.allowed_run(done) == len(done)
+        assert gate.allowed_run(done + extra) == len(done)  # nothing may follow the closing parenthesis
+        assert gate.allowed_run(tok("sum(")) == 0
+        assert gate.allows(tok("count")[0]) and not gate.only_end(llm._model.vocab)  # the copy's steps stay its own
+        for t in done:
+            gate.accept(t)
+        assert gate.only_end(llm._model.vocab)
+        # greedy decoding ends there without scoring another token: one token a pass,
+        # every token but the last was evaluated
+        prompt = ("<|im_start|>user\nWrite the plan step that counts the songs, as count(name).<|im_end|>\n"
+                  "<|im_start|>assistant\n")
+        drafting, planner.draft_tokens, planner.decode_stats = planner.draft_tokens, 0, {}
+        try:
+            out = planner.complete(prompt, grammar=grammar, max_tokens=12)
+        finally:
+            planner.draft_tokens = drafting
+        n_out = len(tok(out))
+        assert out.endswith(")") and planner.decode_stats["ended"] == 1
+        assert planner.decode_stats["passes"] == n_out - 1
+        assert list(llm.input_ids[llm.n_tokens - n_out + 1:llm.n_tokens]) == tok(out)[:-1]
+        assert np.all(llm.input_ids[:llm.n_tokens] >= 0)
+    finally:
+        gate.close()

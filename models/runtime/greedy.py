@@ -12,7 +12,11 @@ the best-scoring allowed token is the arg-max of the allowed tokens.
 Plans copy the question's words and the examples' syntax, so the tokens after a
 repeated stretch of the prompt are guessed and checked in the same forward pass
 (prompt-lookup decoding); a guess is kept only where greedy decoding picks it
-(up to rounding; see :func:`greedy_complete`).
+(up to rounding; see :func:`greedy_complete`). Guesses the grammar refuses are cut
+before the pass, and decoding stops without a pass once the grammar allows nothing
+but the end: every plan's last pass used to score its closing parenthesis with five
+guesses copied from the examples' "\n\nQ: ..." only to learn that the model ends
+there (24 questions interleaved: 8% less time, 30 passes fewer, 23 plans the same).
 """
 from __future__ import annotations
 
@@ -83,6 +87,42 @@ class GrammarGate:
 
     def accept(self, token: int) -> None:
         self._lib.llama_sampler_accept(self._sampler, token)
+
+    def allowed_run(self, tokens: Sequence[int]) -> int:
+        """How many of ``tokens``, from the first, the grammar would accept one after
+        another from here (tried on a copy: this gate's state stays)."""
+        if not tokens:
+            return 0
+        copy = self._lib.llama_sampler_clone(self._sampler)
+        try:
+            one = (self._lib.llama_token_data * 1)()
+            view = self._lib.llama_token_data_array(one, 1, -1, False)
+            for n, token in enumerate(tokens):
+                one[0].id, one[0].logit = token, 0.0
+                view.size, view.selected, view.sorted = 1, -1, False
+                self._lib.llama_sampler_apply(copy, ctypes.byref(view))
+                if math.isinf(one[0].logit):
+                    return n
+                self._lib.llama_sampler_accept(copy, token)
+            return len(tokens)
+        finally:
+            self._lib.llama_sampler_free(copy)
+
+    def only_end(self, vocab) -> bool:
+        """Whether the grammar allows nothing now but end-of-generation tokens (which it
+        allows only once the text it describes is complete): then greedy decoding ends
+        here whatever the model would score, and the forward pass that scores it is
+        saved. Asks about the end-of-sequence token first (well under 1 ms), the whole
+        vocabulary (~50 ms) only when that one is allowed."""
+        lib = self._lib
+        eos = lib.llama_vocab_eos(vocab)
+        if eos < 0 or not self.allows(eos):
+            return False
+        self._all["logit"] = 0.0
+        self._all_view.size, self._all_view.selected, self._all_view.sorted = len(self._all), -1, False
+        lib.llama_sampler_apply(self._sampler, ctypes.byref(self._all_view))
+        allowed = np.flatnonzero(~np.isinf(self._all["logit"]))
+        return all(lib.llama_vocab_is_eog(vocab, int(t)) for t in allowed)
 
     def close(self) -> None:
         if self._sampler:
@@ -219,9 +259,13 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
             return done
         if len(out) >= max_tokens:
             break
+        if gate.only_end(vocab):  # the text is complete: no pass to find out the model would end it
+            stats["ended"] = stats.get("ended", 0) + 1
+            break
         draft = draft_from_context(np.concatenate([history, np.asarray(out, dtype=np.int64)]),
                                    min(draft_tokens, max_tokens - len(out)),
                                    agreement=draft_agreement) if draft_tokens else []
+        draft = draft[:gate.allowed_run(draft)]  # a guess the grammar refuses is never kept
         rows = _eval_rows(llm, [token, *draft], n_vocab)
         stats["passes"] += 1
         stats["drafted"] += len(draft)

@@ -41,8 +41,31 @@ def test_a_texts_vector_does_not_depend_on_the_texts_beside_it(registry):
     emb = registry.embedder()
     text = "kind: podcast_stream | show: Kathrin Talks | source: spotify"
     alone = emb.embed([text])[0]
+    emb._memo.clear()  # run the model again, not the memo
     among = emb.embed(["running", text, "a much longer text " * 20, "x"])[1]
     assert alone == among
+
+
+def test_the_embedder_runs_a_text_it_embedded_lately_no_more(registry):
+    """One RETRIEVE embeds its query in up to 13 calls; the model runs it once."""
+    emb = registry.embedder()
+    runs = []
+    original = emb._run
+    emb._run = lambda texts: (runs.append(list(texts)), original(texts))[1]
+    try:
+        emb._memo.clear()
+        first = emb.embed(["running", "a morning run", "running"])
+        again = emb.embed(["running", "an evening swim"])
+    finally:
+        emb._run = original
+    assert runs == [["running", "a morning run"], ["an evening swim"]]
+    assert first[0] == first[2] == again[0] and first[0] is not again[0]  # equal copies, not one shared list
+    emb._memo_entries, kept = 2, emb._memo_entries
+    try:
+        emb.embed(["x", "y", "z"])
+        assert list(emb._memo) == ["y", "z"]
+    finally:
+        emb._memo_entries = kept
 
 
 def test_sparse_encoder_weights_query_terms(registry):

@@ -1148,6 +1148,20 @@ def test_merge_needs_a_substantial_overlap():
     assert len(merge_overlapping(a + c, 0.5)) == 2   # same source: never merged
 
 
+def test_rows_of_one_source_come_back_unmerged_and_in_order_of_time():
+    """Every merge joins rows of different sources, so one source's rows (a year of song
+    plays) are only sorted, by start and then id, as the merged rows always are."""
+    from engine.operators.retrieve import merge_overlapping
+    t = datetime(2024, 1, 1, 10, tzinfo=BERLIN)
+    rows = rows_of([ev("spotify", "music_stream", t + timedelta(minutes=m), 60, f"S{m}",
+                       "order 598-0263096-3457224") for m in (30, 0, 10)])
+    merged = merge_overlapping(rows, 0.5)
+    assert [r.get("title") for r in merged] == ["S0", "S10", "S30"] and all(len(r.ids) == 1 for r in merged)
+    assert merged == sorted(merge_overlapping(rows + rows_of([ev("mail", "mail", t + timedelta(days=9), 0, "x")]),
+                                              0.5), key=lambda r: r.get("start"))[:3]
+    assert merge_overlapping([], 0.5) == []
+
+
 def test_a_purchase_and_the_mail_that_confirms_its_order_are_one_order():
     from engine.operators.retrieve import merge_overlapping
     t = datetime(2023, 1, 25, 18, 20, tzinfo=BERLIN)

@@ -80,7 +80,13 @@ def local(dt: datetime | None, offset_min: int | None) -> datetime | None:
     """A stored naive-UTC time as an aware datetime in the event's local offset."""
     if dt is None:
         return None
-    return dt.replace(tzinfo=timezone.utc).astimezone(timezone(timedelta(minutes=offset_min or 0)))
+    tz = _OFFSETS.get(offset_min)
+    if tz is None:  # one timezone object per offset (making one per event was half the cost)
+        tz = _OFFSETS[offset_min] = timezone(timedelta(minutes=offset_min or 0))
+    return dt.replace(tzinfo=timezone.utc).astimezone(tz)
+
+
+_OFFSETS: dict[int | None, timezone] = {}
 
 
 MERGED_TEXTS = " | "  # joins the texts of events merged into one row
@@ -274,7 +280,10 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     merged into the one timed happening of its day(s) that the search found, if
     there is exactly one, and the merged row keeps that happening's span: the
     football game in the calendar and the note "Football this evening" are one game
-    at 19:00."""
+    at 19:00. Every rule merges rows of different sources only: the rows of a single
+    source come back as they are, sorted (27,840 song plays took 0.26 s to find that)."""
+    if len({r.get("source") for r in rows}) <= 1:
+        return sorted(rows, key=lambda r: (r.get("start"), min(r.ids)))
     order = sorted(range(len(rows)), key=lambda i: (rows[i].get("start"), i))
     parent = list(range(len(rows)))
 

@@ -283,7 +283,7 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     at 19:00. Every rule merges rows of different sources only: the rows of a single
     source come back as they are, sorted (27,840 song plays took 0.26 s to find that)."""
     if len({r.get("source") for r in rows}) <= 1:
-        return sorted(rows, key=lambda r: (r.get("start"), min(r.ids)))
+        return sorted(rows, key=_in_time_order)
     order = sorted(range(len(rows)), key=lambda i: (rows[i].get("start"), i))
     parent = list(range(len(rows)))
 
@@ -334,8 +334,13 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
         values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in members) if t)
         values["sources"] = sorted({rows[m].get("source") for m in members})
         out.append(Row(values, frozenset().union(*(rows[m].ids for m in members)), raw))
-    out.sort(key=lambda r: (r.get("start"), min(r.ids)))
+    out.sort(key=_in_time_order)
     return out
+
+
+def _in_time_order(row: Row) -> tuple:
+    """The order of RETRIEVE's rows: by start, then by their first event id."""
+    return row.get("start"), min(row.ids)
 
 
 def _merge_orders(rows: list[Row], find, parent: list[int]) -> None:

@@ -52,11 +52,12 @@ class GrammarGate:
     def reset(self) -> None:
         self._lib.llama_sampler_reset(self._sampler)
 
-    def allows(self, token: int) -> bool:
+    def allows(self, token: int, sampler=None) -> bool:
+        """Whether the grammar (or ``sampler``, a copy of it) allows ``token`` now."""
         self._one[0].id = token
         self._one[0].logit = 0.0
         self._one_view.size, self._one_view.selected, self._one_view.sorted = 1, -1, False
-        self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._one_view))
+        self._lib.llama_sampler_apply(sampler or self._sampler, ctypes.byref(self._one_view))
         return not math.isinf(self._one[0].logit)
 
     def best(self, logits: np.ndarray, *, first: int = BEST_OF_FIRST) -> int | None:
@@ -77,11 +78,16 @@ class GrammarGate:
                     return int(token)
         return self._best_of_all(logits)
 
-    def _best_of_all(self, logits: np.ndarray) -> int | None:
+    def _mask_all(self, logits) -> np.ndarray:
+        """``logits`` (an array, or one value for every token) with -inf where the
+        grammar refuses the token."""
         self._all["logit"] = logits
         self._all_view.size, self._all_view.selected, self._all_view.sorted = len(self._all), -1, False
         self._lib.llama_sampler_apply(self._sampler, ctypes.byref(self._all_view))
-        masked = self._all["logit"]
+        return self._all["logit"]
+
+    def _best_of_all(self, logits: np.ndarray) -> int | None:
+        masked = self._mask_all(logits)
         token = int(np.argmax(masked))
         return None if math.isinf(masked[token]) and masked[token] < 0 else token
 
@@ -95,13 +101,8 @@ class GrammarGate:
             return 0
         copy = self._lib.llama_sampler_clone(self._sampler)
         try:
-            one = (self._lib.llama_token_data * 1)()
-            view = self._lib.llama_token_data_array(one, 1, -1, False)
             for n, token in enumerate(tokens):
-                one[0].id, one[0].logit = token, 0.0
-                view.size, view.selected, view.sorted = 1, -1, False
-                self._lib.llama_sampler_apply(copy, ctypes.byref(view))
-                if math.isinf(one[0].logit):
+                if not self.allows(token, copy):
                     return n
                 self._lib.llama_sampler_accept(copy, token)
             return len(tokens)
@@ -118,10 +119,7 @@ class GrammarGate:
         eos = lib.llama_vocab_eos(vocab)
         if eos < 0 or not self.allows(eos):
             return False
-        self._all["logit"] = 0.0
-        self._all_view.size, self._all_view.selected, self._all_view.sorted = len(self._all), -1, False
-        lib.llama_sampler_apply(self._sampler, ctypes.byref(self._all_view))
-        allowed = np.flatnonzero(~np.isinf(self._all["logit"]))
+        allowed = np.flatnonzero(~np.isinf(self._mask_all(0.0)))
         return all(lib.llama_vocab_is_eog(vocab, int(t)) for t in allowed)
 
     def close(self) -> None:

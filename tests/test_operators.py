@@ -1413,8 +1413,26 @@ def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(s
                      Models(extractor=extractor), today=TODAY)
     assert [r.get("mood") for r in result.rows][:3] == ["tired", "great", "tired"]
     # 13 of the 40-event sample to look for a mapping: with all 13 answers equal to no
-    # attribute, none can hold the key for 70% of 40; then every note, in batches of 32
-    assert extractor.calls == [13, 32, 8]
+    # attribute, none can hold the key for 70% of 40; then every note, up to 256 a call
+    assert extractor.calls == [13, 40]
+
+
+def test_extract_asks_the_extractor_once_per_distinct_text(store, monkeypatch):
+    """A year of song plays is a few thousand songs played again and again: each
+    play's text is asked about once, and every play gets its song's answer."""
+    import engine.operators.extract as extract_module
+
+    monkeypatch.setattr(extract_module, "BATCH", 4)
+    songs = [f"Song {n}" for n in range(6)]
+    add(store, [ev("radio", "play", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(hours=i), 3,
+                   "On the radio", f"Played {songs[i % 6]} loud") for i in range(90)])
+    extractor = FakeExtractor(lambda key, text: re.search(r"Played (Song \d)", text).group(1))
+    result = execute('EXTRACT(l=RETRIEVE(query="played"), attr_names=["tune"], attr_types=[str])', store,
+                     Models(extractor=extractor), today=TODAY)
+    assert [r.get("tune") for r in result.rows] == [songs[i % 6] for i in range(90)]
+    # 16 of the 50-play sample, looking for an attribute that holds the answers (none
+    # does); then the 6 texts of all 90 plays, 4 a call
+    assert extractor.calls == [16, 4, 2]
 
 
 def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):
@@ -1465,7 +1483,7 @@ def test_extract_stops_asking_about_the_sample_once_the_mapping_is_decided(store
     got = {r.get("title"): r.get("performer") for r in result.rows}
     # frozen, the mapping is read for every row (empty where "band" is missing); else the model's answers
     assert got == {f"Track {i}": f"Artist{i}" if i < holding or not frozen else None for i in range(50)}
-    sample_calls = extractor.calls if frozen else extractor.calls[:-2]  # then every row, in batches of 32
+    sample_calls = extractor.calls if frozen else extractor.calls[:-1]  # then every row, in one call
     # all missed: 16 decide it; all held: 35 do; in between up to the whole sample
     assert sum(sample_calls) == {0: 16, 50: 35}.get(holding, sum(sample_calls)) <= 50
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Callable
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -34,7 +35,8 @@ log = logging.getLogger(__name__)
 
 SAMPLE = 50
 FREEZE_SHARE = 0.7
-BATCH = 32
+# Distinct texts per extractor call; cancelling waits for one call at most (~1 s).
+BATCH = 256
 
 # Requested key -> attributes that usually hold it, best first.
 SYNONYMS: dict[str, tuple[str, ...]] = {
@@ -392,17 +394,15 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         ctx.note(f"EXTRACT {key!r}: no attribute holds it for {FREEZE_SHARE:.0%} of the sample; "
                  "asked the extractor")
     ask.sort()
-    for n in range(0, len(ask), BATCH):
-        ctx.check_cancel()
-        batch = ask[n:n + BATCH]
-        for i, answer in zip(batch, _ask(ctx.models.extractor, key, [rows[i] for i in batch],
-                                          ctx.models.segmenter, numeric=kind in ("int", "float"))):
-            value = coerce(answer, kind, rows[i])
-            if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
-                value = None
-            if kind == "str" and not _fits(key, value):
-                value = None
-            out[i] = value
+    answers = _ask(ctx.models.extractor, key, [rows[i] for i in ask], ctx.models.segmenter,
+                   numeric=kind in ("int", "float"), check=ctx.check_cancel)
+    for i, answer in zip(ask, answers):
+        value = coerce(answer, kind, rows[i])
+        if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
+            value = None
+        if kind == "str" and not _fits(key, value):
+            value = None
+        out[i] = value
     return out
 
 
@@ -541,7 +541,27 @@ _FIELD_NAME = re.compile(r"(?:^|\|\s)([^|:]{1,40}):\s")  # "text" of "... | text
 GUESS_LOGPROB = -0.75
 
 
-def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False) -> list[Any]:
+def _answered_once(extractor, queries: list[tuple[str, str]],
+                   check: Callable[[], None] | None = None) -> list[tuple[str, float]]:
+    """The extractor's answer (with its log probability) to each query, asking each
+    distinct query once, ``BATCH`` at a time. A year of song plays is 27,840 events
+    and 6,629 texts: asked the "genre" of each, the extractor took five minutes."""
+    distinct = list(dict.fromkeys(queries))
+    scored = getattr(extractor, "extract_scored", None)  # a ScoredExtractor
+    found: dict[tuple[str, str], tuple[str, float]] = {}
+    for n in range(0, len(distinct), BATCH):
+        if check is not None:
+            check()
+        batch = distinct[n:n + BATCH]
+        answers = scored(batch) if scored is not None else [(a, 0.0) for a in extractor.extract(batch)]
+        if len(answers) != len(batch):
+            raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(batch)} texts")
+        found.update(zip(batch, answers))
+    return [found[q] for q in queries]
+
+
+def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False,
+         check: Callable[[], None] | None = None) -> list[Any]:
     """The extractor's answers for ``rows``. A row merged from several events (by
     RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
     match and the dinner after it) is asked once per event's text, and the first
@@ -552,7 +572,10 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool 
     text does not name is kept only where the model was sure of it (``GUESS_LOGPROB``).
     An answer without a letter or digit is no answer; where the key asks who, the
     people the Segmenter finds in the text stand in for it (:func:`people_named`).
-    For a ``numeric`` key a title that is only a date is left out."""
+    For a ``numeric`` key a title that is only a date is left out.
+
+    Each distinct text is asked once (:func:`_answered_once`); ``check`` is called
+    before each call of the extractor (cancellation)."""
     queries: list[tuple[str, str]] = []
     owner: list[int] = []
     for n, r in enumerate(rows):
@@ -568,10 +591,7 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool 
                 title = None
             queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
             owner.append(n)
-    scored = getattr(extractor, "extract_scored", None)  # a ScoredExtractor
-    answers = scored(queries) if scored is not None else [(a, 0.0) for a in extractor.extract(queries)]
-    if len(answers) != len(queries):
-        raise OperatorError("EXTRACT", f"the extractor returned {len(answers)} answers for {len(queries)} texts")
+    answers = _answered_once(extractor, queries, check)
     out: list[Any] = [None] * len(rows)
     written = [False] * len(rows)  # whether out[n] is written in the text it was read from
     for n, (a, logprob), (text, _) in zip(owner, answers, queries):

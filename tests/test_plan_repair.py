@@ -19,6 +19,11 @@ from engine.plan.repair import add_missing_extracts
      'fct=len)',
      'APPLY(l=FILTER(l=EXTRACT(l=RETRIEVE(query="runs"), attr_names=["city", "distance_km"], '
      'attr_types=[str, float]), filter=lambda e: e["distance_km"] > 10 and e["city"] == "Oslo"), fct=len)'),
+    # the FILTER reads it first, as text; the SUM above it needs a number ("how many km did i swim")
+    ('SUM(l=FILTER(l=RETRIEVE(query="swimming"), filter=lambda e: e["distance_km"] is not None), '
+     'attr_name="distance_km")',
+     'SUM(l=FILTER(l=EXTRACT(l=RETRIEVE(query="swimming"), attr_names=["distance_km"], attr_types=[float]), '
+     'filter=lambda e: e["distance_km"] is not None), attr_name="distance_km")'),
 ])
 def test_a_missing_extract_is_inserted_under_its_reader(plan, expected):
     node = parse_plan(plan)

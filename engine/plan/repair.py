@@ -33,17 +33,33 @@ def with_children(plan: N.PlanNode, rewrite: Callable[[N.PlanNode], N.PlanNode])
 
 def add_missing_extracts(plan: N.PlanNode) -> N.PlanNode:
     """``plan`` with an EXTRACT inserted under each single-input operator that reads
-    attributes its input does not have; the same object when nothing was missing."""
+    attributes its input does not have; the same object when nothing was missing.
+
+    An attribute is extracted as a number where any operator of the plan reads it as
+    one: in ``SUM(FILTER(RETRIEVE("swimming"), e["distance_km"] is not None),
+    "distance_km")`` the FILTER alone would make it text, which SUM cannot add."""
+    numeric = {name for node in _walk(plan) for name, kind in _reads(node) if kind == "float"}
+    return _insert_extracts(plan, numeric)
+
+
+def _walk(plan: N.PlanNode):
+    yield plan
+    for child in plan.children():
+        yield from _walk(child)
+
+
+def _insert_extracts(plan: N.PlanNode, numeric: set[str]) -> N.PlanNode:
     if isinstance(plan, (N.Qud, N.Retrieve)):
         return plan
-    node = with_children(plan, add_missing_extracts)
+    node = with_children(plan, lambda child: _insert_extracts(child, numeric))
     wanted = _reads(node)
     have = output_attributes(node.l) if wanted else None
     if have is not None:
         missing = [(name, kind) for name, kind in wanted if name not in have and name not in GROUP_ATTRIBUTES]
         if missing:
             names = tuple(dict.fromkeys(n for n, _ in missing))
-            kinds = tuple(next(k for n, k in missing if n == name) for name in names)
+            kinds = tuple("float" if name in numeric else next(k for n, k in missing if n == name)
+                          for name in names)
             node = replace(node, l=N.Extract(node.l, names, kinds))
     return node
 

@@ -488,6 +488,19 @@ def test_prompt_lookup_guesses_what_most_often_followed_the_longest_tail_while_i
     assert draft([1, 2, 3, 4]) == [] and draft([5]) == [] and draft([1, 2, 3], k=0) == []
 
 
+def test_a_stretch_written_three_times_in_a_row_is_a_loop():
+    from models.runtime.greedy import looping
+
+    unit = [11, 12, 13, 14, 15, 16, 17, 18]
+    assert looping([1, 2] + unit * 3)
+    assert looping(unit * 3 + unit[:3])  # from any of its tokens: three times [14 ... 13]
+    assert not looping([1, 2] + unit * 2)  # twice is no loop yet
+    assert not looping(unit * 2 + [11, 12, 13, 14, 15, 16, 17, 99])  # the third time differs
+    assert looping([5] * 24)  # one token over and over: a loop once 24 long
+    assert not looping([5] * 23)  # ... not before: ")))" closes nested calls
+    assert not looping([1, 2, 3, 4, 5, 6, 7] * 3)  # a stretch shorter than 8 tokens
+
+
 def test_the_grammar_is_asked_about_the_best_tokens_one_by_one_before_the_whole_vocabulary_is_masked():
     """GrammarGate.best must pick what masking every token and taking the arg-max picks
     (the sampler chain's choice), asking about single tokens where that settles it."""

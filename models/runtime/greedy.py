@@ -184,6 +184,26 @@ def draft_from_context(history: np.ndarray, k: int, max_tail: int = DRAFT_TAIL,
     return guesses
 
 
+# A text whose last tokens are one stretch of at least LOOP_MIN tokens written LOOP_TIMES
+# times in a row is a loop: greedy decoding does not leave one, and every further token
+# costs a pass. Asked "what were the last 3 things i bought on amazon", the planner wrote
+# ' and e["total"] > 0 and e["total"] < 100000000000' until the token limit (10.7 s)
+# before its retry could start. No plan repeats a stretch that long three times.
+LOOP_MIN = 8
+LOOP_TIMES = 3
+
+
+def looping(tokens: Sequence[int], shortest: int = LOOP_MIN, times: int = LOOP_TIMES) -> bool:
+    """Whether ``tokens`` end in one stretch of ``shortest`` or more tokens repeated
+    ``times`` times."""
+    n = len(tokens)
+    for size in range(shortest, n // times + 1):
+        unit = tokens[n - size:]
+        if all(tokens[n - k * size:n - (k - 1) * size] == unit for k in range(2, times + 1)):
+            return True
+    return False
+
+
 def _eval_rows(llm, tokens: list[int], n_vocab: int) -> np.ndarray:
     """Evaluate ``tokens`` after what ``llm`` holds and return the logits after each
     one. Only these few rows are kept: ``Llama(logits_all=True)`` keeps n_ctx x n_vocab
@@ -241,11 +261,15 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
         return gate.best(logits)
 
     def take(token: int) -> str | None:
-        """Accept ``token``; the finished text when a stop string ends it."""
+        """Accept ``token``; the finished text when a stop string ends it, or when the
+        text has become a loop (returned as far as it got: an unfinished plan)."""
         gate.accept(token)
         out.append(token)
         text = llm.detokenize(out).decode("utf-8", errors="ignore")
         cut = min((text.find(s) for s in stop if s in text), default=-1)
+        if cut < 0 and looping(out):
+            stats["looped"] = stats.get("looped", 0) + 1
+            return text
         return text[:cut] if cut >= 0 else None
 
     logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(n_vocab,))

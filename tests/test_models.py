@@ -543,6 +543,60 @@ def test_the_grammar_is_asked_about_the_best_tokens_one_by_one_before_the_whole_
     assert gate.best(tied, first=1) == 7 and gate.masked == 1
 
 
+def test_tokens_drawn_at_a_temperature_follow_the_distribution_of_the_tokens_the_grammar_allows(monkeypatch):
+    """GrammarGate.sample must draw as masking every refused token and then keeping the
+    top-k, min-p and top-p tokens would, asking about single tokens where that settles it."""
+    import numpy as np
+
+    import models.runtime.greedy as greedy
+
+    monkeypatch.setattr(greedy, "SAMPLE_POOL", 32)
+
+    class Gate(greedy.GrammarGate):
+        def __init__(self, allowed):
+            self.allowed, self.masked = set(allowed), 0
+
+        def allows(self, token, sampler=None):
+            return token in self.allowed
+
+        def _mask_all(self, logits):
+            self.masked += 1
+            return np.where(np.isin(np.arange(len(logits)), list(self.allowed)), logits, -np.inf)
+
+        def close(self):
+            pass
+
+    def expected(logits, allowed, temperature):
+        ok = sorted(allowed, key=lambda t: -logits[t])[:greedy.SAMPLING["top_k"]]
+        ok = [t for t in ok if np.exp(logits[t] - logits[ok[0]]) >= greedy.SAMPLING["min_p"]]
+        p = np.exp(logits[ok] - logits[ok[0]])
+        p /= p.sum()
+        ok = ok[:int(np.searchsorted(np.cumsum(p), greedy.SAMPLING["top_p"])) + 1]
+        q = np.exp((logits[ok] - logits[ok[0]]) / temperature)
+        return dict(zip(ok, q / q.sum()))
+
+    rng = np.random.default_rng(3)
+    logits = (rng.normal(size=1000) * 4).astype(np.float32)
+    order = [int(t) for t in np.argsort(-logits)]
+    flat = np.zeros(1000, dtype=np.float32)
+    flat[order[:100]] = 1.0 + np.arange(100, dtype=np.float32) * -0.001
+    cases = [(logits, set(order[2:60:3]), False),  # min-p ends the search inside the pool
+             (logits, {order[40], order[41]}, True),  # none allowed among the pool's 32: masked
+             (flat, set(order[:100:2]), True),  # 16 allowed of the 32, all within min-p: masked
+             (flat, set(order[:100]), True),  # 32 allowed, none below min-p, fewer than top-k: masked
+             (flat, set(order[:100]), False)]  # ... with top-k 10: the pool's first 10 settle it
+    for n, (logits, allowed, masks) in enumerate(cases):
+        if n == len(cases) - 1:
+            monkeypatch.setitem(greedy.SAMPLING, "top_k", 10)
+        want = expected(logits, allowed, 0.7)
+        gate = Gate(allowed)
+        draws = [gate.sample(logits, rng, 0.7) for _ in range(4000)]
+        assert set(draws) <= set(want) and (gate.masked > 0) == masks
+        for token, share in want.items():
+            assert abs(draws.count(token) / len(draws) - share) < 0.03, (token, share)
+    assert Gate(set()).sample(logits, rng, 0.7) is None
+
+
 def test_saved_planner_states_beyond_the_most_recently_used_are_deleted(tmp_path):
     import os
 

@@ -171,6 +171,24 @@ def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_
     assert len(llm.tokenize(planner.complete(cases[0][0], grammar=plan, max_tokens=5).encode(), add_bos=False)) <= 5
 
 
+def test_a_plan_drawn_at_a_temperature_follows_the_grammar_and_is_drawn_alike_again(registry):
+    """The planner's retries draw at a temperature through the same loop as greedy
+    decoding (guesses checked in the pass), not llama-cpp-python's sampler chain."""
+    from engine.plan import parse_plan
+    from engine.plan.grammar import plan_grammar
+    from engine.qud.planner import instructions
+
+    planner = registry.planner()
+    grammar = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
+    prompt = (instructions() + 'Q: How many songs did I play?\nP: APPLY(l=RETRIEVE(query="song I played"), fct=len)\n\n'
+              "Q: How many runs did I do in 2023?\nP:")
+    planner.decode_stats = {}
+    drawn = planner.complete(prompt, grammar=grammar, max_tokens=80, stop=["\n"], temperature=0.8)
+    assert parse_plan(drawn.strip()) is not None
+    assert planner.decode_stats["passes"] > 0  # the loop's passes, not the chain's
+    assert planner.complete(prompt, grammar=grammar, max_tokens=80, stop=["\n"], temperature=0.8) == drawn
+
+
 def test_a_prefix_evaluated_once_is_not_evaluated_again_in_the_same_process(registry, tmp_path):
     """The persona benchmark warmed the planner twice (with and without a state
     folder) and paid ~140 s for the second, identical prefix."""

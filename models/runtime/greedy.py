@@ -29,6 +29,10 @@ import numpy as np
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 # Tokens asked one by one, best first, before the whole vocabulary is masked (GrammarGate.best).
 BEST_OF_FIRST = 64
+# Sampling at a temperature (the planner's retries): llama-cpp-python's defaults, and the
+# best-scoring tokens asked one by one before the whole vocabulary is masked (GrammarGate.sample).
+SAMPLING = {"top_k": 40, "min_p": 0.05, "top_p": 0.95}
+SAMPLE_POOL = 256
 
 
 class GrammarGate:
@@ -90,6 +94,44 @@ class GrammarGate:
         masked = self._mask_all(logits)
         token = int(np.argmax(masked))
         return None if math.isinf(masked[token]) and masked[token] < 0 else token
+
+    def sample(self, logits: np.ndarray, rng: np.random.Generator, temperature: float) -> int | None:
+        """A token drawn at ``temperature`` from the tokens the grammar allows now, as
+        llama.cpp's default chain draws (:data:`SAMPLING`): the ``top_k`` best, those
+        within ``min_p`` of the best one's probability, the most probable of them up to
+        ``top_p`` together. None when the grammar allows no token.
+
+        The best-scoring tokens are asked one by one, best first, until ``top_k`` are
+        allowed or the rest score too low for ``min_p``; the whole vocabulary is masked
+        only where the ``SAMPLE_POOL`` best leave that open."""
+        top_k, min_p, top_p = SAMPLING["top_k"], SAMPLING["min_p"], SAMPLING["top_p"]
+        cutoff = math.log(min_p)
+        pool = np.argpartition(logits, -SAMPLE_POOL)[-SAMPLE_POOL:]
+        pool = pool[np.lexsort((pool, -logits[pool]))]
+        allowed: list[int] = []
+        settled = False
+        for token in pool:
+            if allowed and logits[token] < logits[allowed[0]] + cutoff:
+                settled = True
+                break
+            if self.allows(int(token)):
+                allowed.append(int(token))
+                if len(allowed) == top_k:
+                    settled = True
+                    break
+        if not settled:
+            masked = self._mask_all(logits)
+            ok = np.flatnonzero(~np.isinf(masked))
+            if not len(ok):
+                return None
+            allowed = [int(t) for t in ok[np.lexsort((ok, -logits[ok]))][:top_k]]
+            allowed = [t for t in allowed if logits[t] >= logits[allowed[0]] + cutoff]
+        scores = logits[allowed].astype(np.float64)
+        p = np.exp(scores - scores[0])
+        p /= p.sum()
+        kept = int(np.searchsorted(np.cumsum(p), top_p)) + 1
+        q = np.exp((scores[:kept] - scores[0]) / temperature)
+        return allowed[int(rng.choice(kept, p=q / q.sum()))]
 
     def accept(self, token: int) -> None:
         self._lib.llama_sampler_accept(self._sampler, token)
@@ -219,7 +261,7 @@ def _eval_rows(llm, tokens: list[int], n_vocab: int) -> np.ndarray:
 
 def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, stop: Sequence[str] = (),
                     draft_tokens: int = DRAFT_TOKENS, draft_agreement: float = DRAFT_AGREEMENT,
-                    stats: dict | None = None) -> str:
+                    stats: dict | None = None, temperature: float = 0.0, seed: int = 0) -> str:
     """Continue ``prompt`` greedily under ``gate``'s grammar on a ``llama_cpp.Llama``,
     reusing the KV cache for the token prefix it already holds (as ``create_completion`` does).
 
@@ -231,7 +273,14 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     tokens score within that of each other the pick can change. Of 17 plans compared,
     one did: "run with people" became "running with friends" (`hindsight bench
     planner` counts the plans that differ). ``stats`` (optional) counts passes and
-    accepted guesses."""
+    accepted guesses.
+
+    With a ``temperature`` each token is drawn instead (:meth:`GrammarGate.sample`,
+    from a generator seeded with ``seed``), and a guess is kept where the token drawn
+    at its place is the guess; where it is not, the drawn token is the next one. That
+    draws each token from the same distribution as decoding one token a pass does:
+    the planner's retries took ~120 ms a token in llama-cpp-python's sampler chain
+    (the whole vocabulary masked before each) and no guesses."""
     import llama_cpp
 
     tokens = llm.tokenize(prompt.encode("utf-8"), add_bos=True, special=True)
@@ -253,7 +302,11 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     stats.setdefault("accepted", 0)
     stats.setdefault("refused", 0)  # picks whose arg-max the grammar refused
 
+    rng = np.random.default_rng(seed)
+
     def pick(logits: np.ndarray) -> int | None:
+        if temperature > 0:
+            return gate.sample(logits, rng, temperature)
         token = int(np.argmax(logits))
         if gate.allows(token):
             return token
@@ -273,8 +326,9 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
         return text[:cut] if cut >= 0 else None
 
     logits = np.ctypeslib.as_array(llm._ctx.get_logits_ith(-1), shape=(n_vocab,))
+    picked: list[int | None] = []  # the token chosen where a guess was refused: the next one
     while len(out) < max_tokens:
-        token = pick(logits)
+        token = picked.pop() if picked else pick(logits)
         if token is None or llama_cpp.llama_vocab_is_eog(vocab, token):
             break
         if (done := take(token)) is not None:
@@ -293,8 +347,10 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
         stats["drafted"] += len(draft)
         logits = rows[0]
         for j, guess in enumerate(draft):
-            if pick(logits) != guess or llama_cpp.llama_vocab_is_eog(vocab, guess):
+            chosen = pick(logits)
+            if chosen != guess or llama_cpp.llama_vocab_is_eog(vocab, guess):
                 llm.n_tokens -= len(draft) - j  # the next pass overwrites the guesses' KV entries
+                picked.append(chosen)
                 break
             stats["accepted"] += 1
             if (done := take(guess)) is not None:

@@ -252,15 +252,15 @@ class LlamaPlanner:
                  stop: Sequence[str] = (), temperature: float = 0.0) -> str:
         llm = self._require()
         self._restore_for(prompt)
-        if grammar and temperature == 0.0:
-            # greedy under the grammar, asking the grammar about the chosen token only
-            # (create_completion masks the whole vocabulary before every token)
+        if grammar:
+            # under the grammar, asking it about the chosen token only (create_completion
+            # masks the whole vocabulary before every token), greedy or at a temperature
             gate = self._gates.get(grammar)
             if gate is None:
                 gate = self._gates[grammar] = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
             return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop,
                                    draft_tokens=self.draft_tokens, draft_agreement=self.draft_agreement,
-                                   stats=self.decode_stats)
+                                   stats=self.decode_stats, temperature=temperature, seed=0)
         out = llm.create_completion(
             prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop) or None,
             grammar=self._grammar(grammar) if grammar else None, seed=0)

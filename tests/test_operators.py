@@ -405,6 +405,24 @@ def test_len_of_nothing_is_zero_and_comparisons_with_null_are_not_true():
     assert len(negated) == 2  # not (null >= 10) is true in Python semantics of "not"
 
 
+def test_a_filter_prepares_its_lambda_once_for_all_rows(monkeypatch):
+    import engine.plan.expr as X
+
+    made = []
+    closure = X._closure
+    monkeypatch.setattr(X, "_closure", lambda expr: (made.append(expr), closure(expr))[1])
+    data = rows(*({"v": v, "w": w} for v, w in [(1, "a"), (None, "b"), (12, None), (7, "a"), (3, "c")]))
+    plan = node('FILTER(l=RETRIEVE(query="q"), filter=lambda e: (e.v or 0) < 10 and e.w in ["a", "c"] '
+                'and (len(e.w) if e.w else 0) == 1)')
+    assert [r.ids for r in filter_rows(plan, data, ctx())] == [{"e0"}, {"e3"}, {"e4"}]
+    assert [r.ids for r in filter_rows(plan, data, ctx())] == [{"e0"}, {"e3"}, {"e4"}]
+    assert made.count(plan.filter.body) == 1  # one tree of closures for every row of both runs
+    # a function outside the whitelist fails where it is evaluated, as it always did
+    unknown = X.Lambda(("e",), X.Call("no_such", ()))
+    with pytest.raises(X.EvalError, match="unknown function no_such"):
+        X.call_lambda(unknown, (data[0],), X.EvalContext(date(2024, 1, 1)))
+
+
 def test_trips_count_runs_of_days_a_few_days_apart_once():
     def day(y, m, d, days=1):
         start = datetime(y, m, d, tzinfo=timezone.utc)

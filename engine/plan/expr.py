@@ -2,7 +2,8 @@
 small interpreter for it.
 
 Expressions are built by ``engine.plan.parse`` from a whitelisted subset of Python
-syntax and evaluated here node by node. This module must never call eval, exec or
+syntax and evaluated here node by node (through a tree of this module's closures,
+made once per expression). This module must never call eval, exec or
 compile, never use getattr on values, and never call anything not in
 ``spec.FUNCTIONS``: a plan written by a model is data, not code.
 """
@@ -385,82 +386,150 @@ def _value_attribute(obj: Any, name: str) -> Any:
 
 def evaluate(expr: Expr, env: Mapping[str, Any], ctx: EvalContext) -> Any:
     """The value of ``expr`` with variables from ``env``."""
+    return _prepared(expr)(env, ctx)
+
+
+# An expression evaluated over every row of a list is turned into a tree of Python
+# closures once, one per node, each knowing its node's kind and its children's
+# closures, instead of being dispatched on the node's type at every row: a FILTER of
+# year(e.start) == 2021 over a year of song plays (27,840 rows) took ~95 ms that way.
+# Nothing here turns text into code; the closures are this module's own functions.
+_Evaluator = Callable[[Mapping[str, Any], EvalContext], Any]
+
+
+_PREPARED: dict[int, tuple[Expr, _Evaluator]] = {}  # by the expression's identity: hashing a tree costs a walk
+_KEPT = 4096
+
+
+def _prepared(expr: Expr) -> _Evaluator:
+    hit = _PREPARED.get(id(expr))
+    if hit is not None and hit[0] is expr:
+        return hit[1]
+    fn = _closure(expr)
+    if len(_PREPARED) >= _KEPT:
+        _PREPARED.clear()
+    _PREPARED[id(expr)] = (expr, fn)  # the entry keeps the expression, so its id is not reused
+    return fn
+
+
+def _closure(expr: Expr) -> _Evaluator:  # noqa: C901 - one branch per node kind
     if isinstance(expr, Const):
-        return expr.value
+        value = expr.value
+        return lambda env, ctx: value
     if isinstance(expr, Var):
-        if expr.name not in env:
-            raise EvalError(f"unknown name {expr.name!r}")
-        return env[expr.name]
+        name = expr.name
+
+        def var(env, ctx):
+            if name not in env:
+                raise EvalError(f"unknown name {name!r}")
+            return env[name]
+        return var
     if isinstance(expr, GetAttr):
-        return _value_attribute(evaluate(expr.obj, env, ctx), expr.name)
+        obj, name = _closure(expr.obj), expr.name
+        return lambda env, ctx: _value_attribute(obj(env, ctx), name)
     if isinstance(expr, GetItem):
-        obj = evaluate(expr.obj, env, ctx)
-        key = expr.key.value
-        if obj is None:
-            return None
-        if isinstance(key, str):
-            return _value_attribute(obj, key) if isinstance(obj, (Row, Mapping)) else _bad("[]", obj)
-        if isinstance(obj, (list, tuple, str)) and isinstance(key, int):
-            return obj[key] if -len(obj) <= key < len(obj) else None
-        raise EvalError(f"cannot index {type(obj).__name__} with {key!r}")
+        obj, key = _closure(expr.obj), expr.key.value
+
+        def item(env, ctx):
+            o = obj(env, ctx)
+            if o is None:
+                return None
+            if isinstance(key, str):
+                return _value_attribute(o, key) if isinstance(o, (Row, Mapping)) else _bad("[]", o)
+            if isinstance(o, (list, tuple, str)) and isinstance(key, int):
+                return o[key] if -len(o) <= key < len(o) else None
+            raise EvalError(f"cannot index {type(o).__name__} with {key!r}")
+        return item
     if isinstance(expr, BoolOp):
+        values = tuple(_closure(v) for v in expr.values)
         if expr.op == "and":
-            result: Any = True
-            for v in expr.values:
-                result = evaluate(v, env, ctx)
-                if not result:
-                    return False
-            return bool(result)
-        for v in expr.values:
-            if evaluate(v, env, ctx):
-                return True
-        return False
+            def every(env, ctx):
+                result: Any = True
+                for v in values:
+                    result = v(env, ctx)
+                    if not result:
+                        return False
+                return bool(result)
+            return every
+
+        def some(env, ctx):
+            for v in values:
+                if v(env, ctx):
+                    return True
+            return False
+        return some
     if isinstance(expr, Unary):
-        x = evaluate(expr.operand, env, ctx)
-        if expr.op == "not":
-            return not x
-        if x is None:
-            return None
-        try:
-            return -x
-        except TypeError as exc:
-            raise EvalError(f"cannot negate {type(x).__name__}") from exc
+        operand, op = _closure(expr.operand), expr.op
+
+        def unary(env, ctx):
+            x = operand(env, ctx)
+            if op == "not":
+                return not x
+            if x is None:
+                return None
+            try:
+                return -x
+            except TypeError as exc:
+                raise EvalError(f"cannot negate {type(x).__name__}") from exc
+        return unary
     if isinstance(expr, BinOp):
-        return _arith(expr.op, evaluate(expr.left, env, ctx), evaluate(expr.right, env, ctx))
+        op, left, right = expr.op, _closure(expr.left), _closure(expr.right)
+        return lambda env, ctx: _arith(op, left(env, ctx), right(env, ctx))
     if isinstance(expr, Compare):
-        left = evaluate(expr.left, env, ctx)
-        for op, comp in zip(expr.ops, expr.comparators):
-            right = evaluate(comp, env, ctx)
-            if not _compare(op, left, right):
-                return False
-            left = right
-        return True
+        first = _closure(expr.left)
+        pairs = tuple((op, _closure(c)) for op, c in zip(expr.ops, expr.comparators))
+
+        def compare(env, ctx):
+            left = first(env, ctx)
+            for op, comparator in pairs:
+                right = comparator(env, ctx)
+                if not _compare(op, left, right):
+                    return False
+                left = right
+            return True
+        return compare
     if isinstance(expr, IfElse):
-        return evaluate(expr.body if evaluate(expr.test, env, ctx) else expr.orelse, env, ctx)
+        test, body, orelse = _closure(expr.test), _closure(expr.body), _closure(expr.orelse)
+        return lambda env, ctx: body(env, ctx) if test(env, ctx) else orelse(env, ctx)
     if isinstance(expr, ListLit):
-        return [evaluate(i, env, ctx) for i in expr.items]
+        items = tuple(_closure(i) for i in expr.items)
+        return lambda env, ctx: [i(env, ctx) for i in items]
     if isinstance(expr, Call):
-        impl = _IMPL.get(expr.func)
-        if impl is None:
-            raise EvalError(f"unknown function {expr.func}()")
-        args = [evaluate(a, env, ctx) for a in expr.args]
-        if expr.func not in _NULL_AWARE and any(a is None for a in args):
+        return _call_closure(expr)
+    return _failing("a lambda is not a value here" if isinstance(expr, Lambda)
+                    else f"unknown expression node {type(expr).__name__}")
+
+
+def _call_closure(expr: Call) -> _Evaluator:
+    func, impl = expr.func, _IMPL.get(expr.func)
+    if impl is None:
+        return _failing(f"unknown function {func}()")
+    args = tuple(_closure(a) for a in expr.args)
+    null_aware = func in _NULL_AWARE
+
+    def call(env, ctx):
+        values = [a(env, ctx) for a in args]
+        if not null_aware and any(v is None for v in values):
             return None
         try:
-            return impl(ctx, *args)
+            return impl(ctx, *values)
         except EvalError:
             raise
         except (OverflowError, MemoryError) as exc:
-            raise EvalError(f"{expr.func}() of {args!r} is out of range") from exc
+            raise EvalError(f"{func}() of {values!r} is out of range") from exc
         except (TypeError, ValueError, ArithmeticError) as exc:
-            raise EvalError(f"{expr.func}() failed on {args!r}: {exc}") from exc
-    if isinstance(expr, Lambda):
-        raise EvalError("a lambda is not a value here")
-    raise EvalError(f"unknown expression node {type(expr).__name__}")
+            raise EvalError(f"{func}() failed on {values!r}: {exc}") from exc
+    return call
+
+
+def _failing(message: str) -> _Evaluator:
+    def fail(env, ctx):
+        raise EvalError(message)
+    return fail
 
 
 def call_lambda(fn: Lambda, args: tuple[Any, ...], ctx: EvalContext) -> Any:
     if len(args) != len(fn.params):
         raise EvalError(f"the lambda takes {len(fn.params)} argument(s), got {len(args)}")
-    return evaluate(fn.body, dict(zip(fn.params, args)), ctx)
+    return _prepared(fn.body)(dict(zip(fn.params, args)), ctx)
 

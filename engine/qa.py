@@ -252,7 +252,7 @@ class HindsightEngine:
 
         def on_node(st: NodeStats) -> None:
             if st.status == "running":
-                say(AskProgress("executing", f"{st.operator} …"))
+                say(AskProgress("executing", f"{st.operator}: {st.detail} …" if st.detail else f"{st.operator} …"))
             elif st.status == "done":
                 detail = f" — {st.notes[0]}" if st.operator == "RETRIEVE" and st.notes else ""
                 say(AskProgress("executing", f"{st.operator}: {st.rows:,} rows in {st.ms:.0f} ms{detail}"))

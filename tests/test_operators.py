@@ -1445,12 +1445,17 @@ def test_extract_asks_the_extractor_once_per_distinct_text(store, monkeypatch):
     add(store, [ev("radio", "play", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(hours=i), 3,
                    "On the radio", f"Played {songs[i % 6]} loud") for i in range(90)])
     extractor = FakeExtractor(lambda key, text: re.search(r"Played (Song \d)", text).group(1))
+    said = []
     result = execute('EXTRACT(l=RETRIEVE(query="played"), attr_names=["tune"], attr_types=[str])', store,
-                     Models(extractor=extractor), today=TODAY)
+                     Models(extractor=extractor), today=TODAY,
+                     progress=lambda st: said.append((st.operator, st.status, st.detail)))
     assert [r.get("tune") for r in result.rows] == [songs[i % 6] for i in range(90)]
     # 16 of the 50-play sample, looking for an attribute that holds the answers (none
     # does); then the 6 texts of all 90 plays, 4 a call
     assert extractor.calls == [16, 4, 2]
+    # ... saying how far it has got between the calls, while it runs
+    assert ("EXTRACT", "running", "read 4 of 6 texts") in said
+    assert said[-1][:2] == ("EXTRACT", "done")
 
 
 def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):

@@ -8,6 +8,7 @@ not import Qt or load models.
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
 from typing import TYPE_CHECKING, Any
@@ -157,6 +158,8 @@ class OperatorContext:
     # ... and how many of a big group's events RETRIEVE judges whole when they can
     # pass it (RetrieveSettings.rerank_window under a FILTER, day_window under a JOIN)
     window: int = 0
+    # set by the executor while an operator runs: says how far a long step has got
+    report: Callable[[str], None] | None = None
 
     @property
     def eval_context(self) -> EvalContext:
@@ -178,3 +181,8 @@ class OperatorContext:
 
     def note(self, text: str) -> None:
         self.notes.append(text)
+
+    def progress(self, text: str) -> None:
+        """Say how far the running operator has got (shown while it runs, not kept)."""
+        if self.report is not None:
+            self.report(text)

@@ -14,7 +14,6 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
-from collections.abc import Callable
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -395,7 +394,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
                  "asked the extractor")
     ask.sort()
     answers = _ask(ctx.models.extractor, key, [rows[i] for i in ask], ctx.models.segmenter,
-                   numeric=kind in ("int", "float"), check=ctx.check_cancel)
+                   numeric=kind in ("int", "float"), ctx=ctx)
     for i, answer in zip(ask, answers):
         value = coerce(answer, kind, rows[i])
         if kind in ("int", "float") and value is not None and _read_off_a_date(value, key, rows[i]):
@@ -542,16 +541,19 @@ GUESS_LOGPROB = -0.75
 
 
 def _answered_once(extractor, queries: list[tuple[str, str]],
-                   check: Callable[[], None] | None = None) -> list[tuple[str, float]]:
+                   ctx: OperatorContext | None = None) -> list[tuple[str, float]]:
     """The extractor's answer (with its log probability) to each query, asking each
     distinct query once, ``BATCH`` at a time. A year of song plays is 27,840 events
-    and 6,629 texts: asked the "genre" of each, the extractor took five minutes."""
+    and 6,629 texts: asked the "genre" of each, the extractor took five minutes (now
+    one, and the operator says how far it has got after each call)."""
     distinct = list(dict.fromkeys(queries))
     scored = getattr(extractor, "extract_scored", None)  # a ScoredExtractor
     found: dict[tuple[str, str], tuple[str, float]] = {}
     for n in range(0, len(distinct), BATCH):
-        if check is not None:
-            check()
+        if ctx is not None:
+            ctx.check_cancel()
+            if n:
+                ctx.progress(f"read {n:,} of {len(distinct):,} texts")
         batch = distinct[n:n + BATCH]
         answers = scored(batch) if scored is not None else [(a, 0.0) for a in extractor.extract(batch)]
         if len(answers) != len(batch):
@@ -561,7 +563,7 @@ def _answered_once(extractor, queries: list[tuple[str, str]],
 
 
 def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False,
-         check: Callable[[], None] | None = None) -> list[Any]:
+         ctx: OperatorContext | None = None) -> list[Any]:
     """The extractor's answers for ``rows``. A row merged from several events (by
     RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
     match and the dinner after it) is asked once per event's text, and the first
@@ -574,8 +576,8 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool 
     people the Segmenter finds in the text stand in for it (:func:`people_named`).
     For a ``numeric`` key a title that is only a date is left out.
 
-    Each distinct text is asked once (:func:`_answered_once`); ``check`` is called
-    before each call of the extractor (cancellation)."""
+    Each distinct text is asked once (:func:`_answered_once`); with ``ctx``,
+    cancelling is checked and progress said between calls of the extractor."""
     queries: list[tuple[str, str]] = []
     owner: list[int] = []
     for n, r in enumerate(rows):
@@ -591,7 +593,7 @@ def _ask(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool 
                 title = None
             queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
             owner.append(n)
-    answers = _answered_once(extractor, queries, check)
+    answers = _answered_once(extractor, queries, ctx)
     out: list[Any] = [None] * len(rows)
     written = [False] * len(rows)  # whether out[n] is written in the text it was read from
     for n, (a, logprob), (text, _) in zip(owner, answers, queries):

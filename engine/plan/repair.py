@@ -38,14 +38,8 @@ def add_missing_extracts(plan: N.PlanNode) -> N.PlanNode:
     An attribute is extracted as a number where any operator of the plan reads it as
     one: in ``SUM(FILTER(RETRIEVE("swimming"), e["distance_km"] is not None),
     "distance_km")`` the FILTER alone would make it text, which SUM cannot add."""
-    numeric = {name for node in _walk(plan) for name, kind in _reads(node) if kind == "float"}
+    numeric = {name for _, node in N.iter_nodes(plan) for name, kind in _reads(node) if kind == "float"}
     return _insert_extracts(plan, numeric)
-
-
-def _walk(plan: N.PlanNode):
-    yield plan
-    for child in plan.children():
-        yield from _walk(child)
 
 
 def _insert_extracts(plan: N.PlanNode, numeric: set[str]) -> N.PlanNode:

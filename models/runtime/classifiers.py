@@ -7,6 +7,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from models.runtime.memo import recalled
+
 PATTERN_LABELS = ("relevant", "irrelevant", "partial")
 MAX_TOKENS = 64
 
@@ -51,27 +53,19 @@ class _OnnxPairModel:
         enc = self._tok.encode_batch(list(pairs))
         keys = [np.asarray(e.ids, dtype=np.int32).tobytes() + b"|" + np.asarray(e.type_ids, dtype=np.int8).tobytes()
                 for e in enc]
-        found: dict[bytes, list[float]] = {}
-        todo: dict[bytes, object] = {}
-        for key, e in zip(keys, enc):
-            if key in found or key in todo:
-                continue
-            if key in self._memo:
-                self._memo.move_to_end(key)
-                found[key] = self._memo[key]
-            else:
-                todo[key] = e
-        order = sorted(todo, key=lambda k: len(todo[k].ids))
-        for i in range(0, len(order), self._batch):
-            chunk = order[i:i + self._batch]
-            for key, row in zip(chunk, self._run([todo[k] for k in chunk])):
-                found[key] = row
-                self._memo[key] = row
-        while len(self._memo) > self._memo_entries:
-            self._memo.popitem(last=False)
+        encoded = dict(zip(keys, enc))
+
+        def run(todo: list[bytes]) -> list[list[float]]:
+            order = sorted(todo, key=lambda k: len(encoded[k].ids))
+            rows: dict[bytes, list[float]] = {}
+            for i in range(0, len(order), self._batch):
+                chunk = order[i:i + self._batch]
+                rows.update(zip(chunk, self._run([encoded[k] for k in chunk])))
+            self.pairs_run += len(todo)
+            return [rows[k] for k in todo]
+
         self.pairs_read += len(pairs)
-        self.pairs_run += len(todo)
-        return [found[k] for k in keys]
+        return recalled(self._memo, self._memo_entries, keys, run)
 
     def _run(self, enc: list) -> list[list[float]]:
         import numpy as np

@@ -7,6 +7,8 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
+from models.runtime.memo import recalled
+
 # Texts whose vectors the embedder keeps, most recently used first. One RETRIEVE embeds
 # its query in up to 13 calls (patterns, passages, sentences: ~6-10 ms each on 2 cores).
 MEMO_ENTRIES = 2048
@@ -67,19 +69,9 @@ class OnnxEmbedder:
             raise RuntimeError(f"embedder {self.path} is closed")
         import numpy as np
 
-        texts = list(texts)
-        todo = [t for t in dict.fromkeys(texts) if t not in self._memo]
-        found = {t: np.asarray(v, dtype=np.float32) for t, v in zip(todo, self._run(todo))}
-        for t in texts:
-            if t in found:
-                continue
-            self._memo.move_to_end(t)
-            found[t] = self._memo[t]
-        for t in todo:
-            self._memo[t] = found[t]
-        while len(self._memo) > self._memo_entries:
-            self._memo.popitem(last=False)
-        return [found[t].tolist() for t in texts]
+        vectors = recalled(self._memo, self._memo_entries, list(texts),
+                           lambda todo: [np.asarray(v, dtype=np.float32) for v in self._run(todo)])
+        return [v.tolist() for v in vectors]
 
     def _run(self, texts: list[str]) -> list[list[float]]:
         import numpy as np

@@ -35,6 +35,11 @@ SAMPLING = {"top_k": 40, "min_p": 0.05, "top_p": 0.95}
 SAMPLE_POOL = 256
 
 
+def _best_first(logits: np.ndarray, tokens: np.ndarray) -> np.ndarray:
+    """``tokens`` by score, best first; ties by id, as np.argmax breaks them."""
+    return tokens[np.lexsort((tokens, -logits[tokens]))]
+
+
 class GrammarGate:
     """One llama.cpp grammar sampler, used to test single tokens or mask all of them."""
 
@@ -72,8 +77,7 @@ class GrammarGate:
         with the last one asked is settled by the full mask, as is "none allowed").
         Masking all 151,936 tokens costs ~50 ms on 2 cores; asking a few, well under 1."""
         if 0 < first < len(logits):
-            top = np.argpartition(logits, -first)[-first:]
-            top = top[np.lexsort((top, -logits[top]))]  # best first; ties by id, as np.argmax
+            top = _best_first(logits, np.argpartition(logits, -first)[-first:])
             floor = logits[top[-1]]
             for token in top:
                 if logits[token] <= floor:
@@ -106,8 +110,7 @@ class GrammarGate:
         only where the ``SAMPLE_POOL`` best leave that open."""
         top_k, min_p, top_p = SAMPLING["top_k"], SAMPLING["min_p"], SAMPLING["top_p"]
         cutoff = math.log(min_p)
-        pool = np.argpartition(logits, -SAMPLE_POOL)[-SAMPLE_POOL:]
-        pool = pool[np.lexsort((pool, -logits[pool]))]
+        pool = _best_first(logits, np.argpartition(logits, -SAMPLE_POOL)[-SAMPLE_POOL:])
         allowed: list[int] = []
         settled = False
         for token in pool:
@@ -124,7 +127,7 @@ class GrammarGate:
             ok = np.flatnonzero(~np.isinf(masked))
             if not len(ok):
                 return None
-            allowed = [int(t) for t in ok[np.lexsort((ok, -logits[ok]))][:top_k]]
+            allowed = [int(t) for t in _best_first(logits, ok)[:top_k]]
             allowed = [t for t in allowed if logits[t] >= logits[allowed[0]] + cutoff]
         scores = logits[allowed].astype(np.float64)
         p = np.exp(scores - scores[0])

@@ -615,3 +615,46 @@ def test_saved_planner_states_beyond_the_most_recently_used_are_deleted(tmp_path
     assert sorted(p.name for p in removed) == ["state1", "state2"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["other.tmp", "state0", "state3", "state4"]
     assert prune_states(folders[0], keep=3) == []
+
+
+def _guarded_softmax_graph():
+    """x -> Softmax -> Where(IsNaN(s), 0, s) -> Identity -> y, as torch exports attention."""
+    from onnx import TensorProto, helper
+
+    zero = helper.make_node("Constant", [], ["zero"], value=helper.make_tensor("z", TensorProto.FLOAT, [], [0.0]))
+    nodes = [helper.make_node("Softmax", ["x"], ["s"], axis=-1), zero,
+             helper.make_node("IsNaN", ["s"], ["bad"]),
+             helper.make_node("Where", ["bad", "zero", "s"], ["guarded"]),
+             helper.make_node("Identity", ["guarded"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs onnx (requirements-models.txt)")
+def test_a_softmax_nan_guard_is_removed_and_the_output_kept():
+    import numpy as np
+    import onnxruntime as ort
+
+    from models.runtime.onnx_graph import without_nan_guards
+
+    model = _guarded_softmax_graph()
+    before = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    assert without_nan_guards(model) == 1
+    assert [n.op_type for n in model.graph.node] == ["Softmax", "Identity"]  # the test and its zero went too
+    assert list(model.graph.node[1].input) == ["s"]
+    after = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.random.default_rng(0).normal(size=(2, 3, 4)).astype(np.float32)
+    assert np.array_equal(before.run(None, {"x": x})[0], after.run(None, {"x": x})[0])
+    assert without_nan_guards(model) == 0  # nothing left to remove
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs onnx (requirements-models.txt)")
+def test_a_where_that_is_not_a_nan_guard_stays():
+    from models.runtime.onnx_graph import without_nan_guards
+
+    model = _guarded_softmax_graph()
+    where = next(n for n in model.graph.node if n.op_type == "Where")
+    where.input[2] = "x"  # chooses between the softmax's test and another tensor: not a guard
+    assert without_nan_guards(model) == 0
+    assert [n.op_type for n in model.graph.node] == ["Softmax", "Constant", "IsNaN", "Where", "Identity"]

@@ -359,3 +359,30 @@ def test_guesses_stop_where_the_grammar_refuses_and_no_pass_is_spent_on_a_finish
         assert np.all(llm.input_ids[:llm.n_tokens] >= 0)
     finally:
         gate.close()
+
+
+def test_the_encoders_without_softmax_guards_score_exactly_as_exported(registry):
+    """models.runtime.onnx_graph drops torch's NaN guards from the graphs; on padded
+    batches (the short pairs' rows mask keys) every score must stay bit-identical."""
+    import onnxruntime as ort
+
+    pairs = [("How often did I listen to Zofia Wąsik?", "Listened to Blue Echo by Zofia Wąsik for 3 min."),
+             ("run", "kind: workout | activity: running | distance_km: 5.2 | source: strava " * 6),
+             ("coffee with Anna", "Coffee"), ("x", "y")]
+    for clf in (registry.event_classifier(), registry.pattern_classifier()):
+        enc = clf._tok.encode_batch(pairs)
+        fast = clf._run(enc)
+        rewritten, clf._session = clf._session, ort.InferenceSession(str(clf.path),
+                                                                     providers=["CPUExecutionProvider"])
+        try:
+            assert clf._run(enc) == fast
+        finally:
+            clf._session = rewritten
+    emb = registry.embedder()
+    texts = ["went jogging in the park", "invoice for printer paper " * 10]
+    fast = emb._run(texts)
+    rewritten, emb._session = emb._session, ort.InferenceSession(str(emb.path), providers=["CPUExecutionProvider"])
+    try:
+        assert emb._run(texts) == fast
+    finally:
+        emb._session = rewritten

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.runtime.memo import recalled
+from models.runtime.onnx_graph import session
 
 PATTERN_LABELS = ("relevant", "irrelevant", "partial")
 MAX_TOKENS = 64
@@ -23,14 +24,9 @@ MEMO_ENTRIES = 20_000
 class _OnnxPairModel:
     def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 64,
                  memo_entries: int = MEMO_ENTRIES):
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        opts = ort.SessionOptions()
-        opts.intra_op_num_threads = threads
-        opts.inter_op_num_threads = 1
-        opts.enable_cpu_mem_arena = False  # small models: the arena's slack costs more RSS than it saves time
-        self._session = ort.InferenceSession(str(model_path), opts, providers=["CPUExecutionProvider"])
+        self._session = session(model_path, threads)
         tok = Tokenizer.from_file(str(tokenizer_path))
         tok.enable_truncation(MAX_TOKENS)
         tok.no_padding()  # each batch is padded to its own longest input (_run)

@@ -8,20 +8,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.runtime.memo import recalled
+from models.runtime.onnx_graph import session
 
 # Texts whose vectors the embedder keeps, most recently used first. One RETRIEVE embeds
 # its query in up to 13 calls (patterns, passages, sentences: ~6-10 ms each on 2 cores).
 MEMO_ENTRIES = 2048
-
-
-def _session(path: Path, threads: int):
-    import onnxruntime as ort
-
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = threads
-    opts.inter_op_num_threads = 1
-    opts.enable_cpu_mem_arena = False  # small models: the arena's slack costs more RSS than it saves time
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
 def _tokenizer(path: Path, max_tokens: int):
@@ -54,7 +45,7 @@ class OnnxEmbedder:
 
     def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 64,
                  memo_entries: int = MEMO_ENTRIES):
-        self._session = _session(model_path, threads)
+        self._session = session(model_path, threads)
         self._tok = _tokenizer(tokenizer_path, 256)
         self._batch = batch_size
         self.path = Path(model_path)
@@ -95,7 +86,7 @@ class OnnxSpladeEncoder:
 
     def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 16,
                  max_tokens: int = 64):
-        self._session = _session(model_path, threads)
+        self._session = session(model_path, threads)
         # 64 tokens: SPLADE's vocabulary head makes a (batch, tokens, 30522) tensor,
         # so cost grows with every token; event documents put their facts first.
         # Against 128 on persona p5 (hindsight bench retrieval): recall 0.834 both,

@@ -128,8 +128,9 @@ def run_checks(data_dir) -> list[Check]:
 
 
 def _planner_runtime() -> list[Check]:
-    """Whether llama.cpp was built for this CPU: the portable build leaves AVX-512 unused
-    (the planner reads prompts ~30% slower on our machines); 'make setup' builds it here."""
+    """Whether llama.cpp was built for this CPU: the portable build leaves AVX-512 and AMX
+    unused (the planner reads prompts ~30% slower on our machines, and writes plans ~13%
+    slower without AMX); 'make setup' builds it here."""
     try:
         from models.runtime.planner import instruction_sets
 
@@ -150,6 +151,10 @@ def planner_runtime_check(used: set[str], cpu_flags: set[str]) -> Check:
     if "avx512f" in cpu_flags and "AVX512" not in used:
         return Check("models", "planner runtime", "warn",
                      f"llama.cpp uses {listed}, not the AVX-512 this CPU has: plans are written more slowly",
+                     "run 'make setup' (it builds llama.cpp for this CPU, once)")
+    if {"amx_tile", "amx_int8", "avx512_vnni"} <= cpu_flags and "AMX_INT8" not in used:
+        return Check("models", "planner runtime", "warn",
+                     f"llama.cpp uses {listed}, not the AMX this CPU has: plans are written more slowly",
                      "run 'make setup' (it builds llama.cpp for this CPU, once)")
     return Check("models", "planner runtime", "ok", f"llama.cpp uses {listed}")
 

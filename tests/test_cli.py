@@ -134,7 +134,7 @@ def test_doctor_json(cli):
     assert code == (0 if report["ok"] else 1)
 
 
-def test_doctor_says_when_llama_cpp_leaves_the_cpus_avx512_unused():
+def test_doctor_says_when_llama_cpp_leaves_the_cpus_avx512_or_amx_unused():
     from app.cli_doctor import planner_runtime_check
 
     portable = planner_runtime_check({"SSE3", "AVX", "AVX2", "FMA", "F16C", "OPENMP"}, {"avx2", "avx512f"})
@@ -143,6 +143,10 @@ def test_doctor_says_when_llama_cpp_leaves_the_cpus_avx512_unused():
     assert tuned.status == "ok" and "AVX512_VNNI" in tuned.detail
     # a CPU without AVX-512 has nothing left unused
     assert planner_runtime_check({"AVX2", "FMA"}, {"avx2"}).status == "ok"
+    sapphire = {"avx2", "avx512f", "avx512_vnni", "amx_tile", "amx_int8"}
+    no_amx = planner_runtime_check({"AVX2", "AVX512", "AVX512_VNNI", "FMA"}, sapphire)
+    assert no_amx.status == "warn" and "AMX" in no_amx.detail and "make setup" in no_amx.fix
+    assert planner_runtime_check({"AVX2", "AVX512", "AVX512_VNNI", "AMX_INT8"}, sapphire).status == "ok"
 
 
 def test_import_updates_the_search_index(cli, data_dir):

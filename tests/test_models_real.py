@@ -386,3 +386,21 @@ def test_the_encoders_without_softmax_guards_score_exactly_as_exported(registry)
         assert emb._run(texts) == fast
     finally:
         emb._session = rewritten
+
+
+def test_the_planner_writes_the_same_after_the_cross_encoders_ran(registry):
+    """onnxruntime's int8 kernels load AMX tile shapes of their own on the threads
+    llama.cpp uses; llama.cpp's AMX kernels (packaging/llama_wheel.py) must load theirs
+    again, or the plan after a RETRIEVE is nonsense."""
+    planner = registry.planner()
+    llm = planner._llm
+    prompt = "<|im_start|>user\nName three fruits, comma separated.<|im_end|>\n<|im_start|>assistant\n"
+
+    def text():
+        llm.reset()  # the prompt evaluated afresh both times: the same passes, the same rounding
+        return planner.complete(prompt, grammar='root ::= [a-z, ]+', max_tokens=16)
+
+    before = text()
+    registry.event_classifier().score([("went running", "Ran 5 km in the park with Anna.")] * 70)
+    registry.pattern_classifier().classify("running", ["activity: running"] * 70)
+    assert text() == before

@@ -658,3 +658,13 @@ def test_a_where_that_is_not_a_nan_guard_stays():
     where.input[2] = "x"  # chooses between the softmax's test and another tensor: not a guard
     assert without_nan_guards(model) == 0
     assert [n.op_type for n in model.graph.node] == ["Softmax", "Constant", "IsNaN", "Where", "Identity"]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("numpy") is None, reason="needs numpy")
+def test_the_planner_guesses_more_where_llama_cpp_uses_amx():
+    from models.runtime.greedy import DRAFT_AGREEMENT, DRAFT_AMX, DRAFT_TOKENS
+    from models.runtime.planner import draft_setting
+
+    assert draft_setting({"AVX2", "AVX512", "AVX512_VNNI"}) == (DRAFT_TOKENS, DRAFT_AGREEMENT)
+    assert draft_setting({"AVX512", "AVX512_VNNI", "AMX_INT8"}) == DRAFT_AMX
+    assert DRAFT_AMX[0] > DRAFT_TOKENS

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 
-from models.runtime.greedy import DRAFT_AGREEMENT, DRAFT_TOKENS, GrammarGate, greedy_complete
+from models.runtime.greedy import DRAFT_AGREEMENT, DRAFT_AMX, DRAFT_TOKENS, GrammarGate, greedy_complete
 
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("models.llama_cpp")
@@ -70,6 +70,11 @@ def instruction_sets() -> set[str]:
 
     info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
     return set(re.findall(r"([A-Z][A-Z0-9_]*) = 1\b", info))
+
+
+def draft_setting(sets: set[str]) -> tuple[int, float]:
+    """(guessed tokens per pass, agreement) for a llama.cpp build using ``sets``."""
+    return DRAFT_AMX if "AMX_INT8" in sets else (DRAFT_TOKENS, DRAFT_AGREEMENT)
 
 
 # The planner's cache of attention keys, per token of the 5.8k-token prompt. Attention over
@@ -135,8 +140,9 @@ class LlamaPlanner:
         self._gates: dict[str, GrammarGate] = {}
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
-        self.draft_tokens = DRAFT_TOKENS  # guessed tokens checked per forward pass (0: none)
-        self.draft_agreement = DRAFT_AGREEMENT  # ... while this share of the tail's occurrences agree
+        # guessed tokens checked per forward pass (0: none), while this share of the
+        # tail's earlier occurrences agree; more where AMX makes a longer pass cheap
+        self.draft_tokens, self.draft_agreement = draft_setting(instruction_sets())
         self.decode_stats: dict[str, int] = {}  # forward passes, guessed and accepted tokens, summed
 
     @property

@@ -62,6 +62,25 @@ def session(path: Path, threads: int):
     opts.inter_op_num_threads = 1
     opts.enable_cpu_mem_arena = False  # small models: the arena's slack costs more RSS than it saves time
     model = onnx.load(str(path))
-    if without_nan_guards(model):
-        return ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
-    return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    if not without_nan_guards(model):
+        return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
+    data = model.SerializeToString()
+    del model
+    made = ort.InferenceSession(data, opts, providers=["CPUExecutionProvider"])
+    del data
+    _return_freed_memory()
+    return made
+
+
+def _return_freed_memory() -> None:
+    """Give the heap's free pages back to the system: glibc keeps those the graph's
+    copies were freed from (loading the four encoders this way left 150 MB more
+    resident than loading them from their files, 34 MB after this)."""
+    import ctypes
+    import sys
+
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL("libc.so.6").malloc_trim(0)
+        except (OSError, AttributeError):  # not glibc
+            pass

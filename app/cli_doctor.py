@@ -148,14 +148,13 @@ def _planner_runtime() -> list[Check]:
 
 def planner_runtime_check(used: set[str], cpu_flags: set[str]) -> Check:
     listed = ", ".join(sorted(s for s in used if s.startswith(("AVX", "AMX", "F16C", "FMA")))) or "none listed"
-    if "avx512f" in cpu_flags and "AVX512" not in used:
-        return Check("models", "planner runtime", "warn",
-                     f"llama.cpp uses {listed}, not the AVX-512 this CPU has: plans are written more slowly",
-                     "run 'make setup' (it builds llama.cpp for this CPU, once)")
-    if {"amx_tile", "amx_int8", "avx512_vnni"} <= cpu_flags and "AMX_INT8" not in used:
-        return Check("models", "planner runtime", "warn",
-                     f"llama.cpp uses {listed}, not the AMX this CPU has: plans are written more slowly",
-                     "run 'make setup' (it builds llama.cpp for this CPU, once)")
+    # (what the CPU needs for it, what llama.cpp lists when it uses it, its name)
+    for needs, listed_as, name in (({"avx512f"}, "AVX512", "AVX-512"),
+                                   ({"amx_tile", "amx_int8", "avx512_vnni"}, "AMX_INT8", "AMX")):
+        if needs <= cpu_flags and listed_as not in used:
+            return Check("models", "planner runtime", "warn",
+                         f"llama.cpp uses {listed}, not the {name} this CPU has: plans are written more slowly",
+                         "run 'make setup' (it builds llama.cpp for this CPU, once)")
     return Check("models", "planner runtime", "ok", f"llama.cpp uses {listed}")
 
 

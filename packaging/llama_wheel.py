@@ -18,11 +18,11 @@ where the CPU has it, and the vendored AMX code is patched (:data:`AMX_PATCHES`)
 compiler barrier before that load, and the load before every multiplication. With
 AMX the planner's passes over several tokens cost less: it planned 88 questions in
 252 s against 289 (15 plans came out otherwise: near ties rounded the other way).
-The wheel is built
-from the pinned source release and kept under the user cache keyed by everything
-that decides its bytes: the version, the CMake arguments, the patch, the compiler
-and the Python tag. A second ``make setup`` finds it and installs in seconds. Where
-a release no longer has the patched lines, the build goes on without AMX.
+The wheel is built from the pinned source release and kept under the user cache
+keyed by everything that decides its bytes: the version, the CMake arguments, the
+patch, the compiler and the Python tag. A second ``make setup`` finds it and
+installs in seconds. Where a release no longer has the patched lines, the build
+goes on without AMX.
 
 Usage: ``python packaging/llama_wheel.py requirements-models.txt`` prints the path of
 the wheel to install (building it first when the cache has none), or prints nothing
@@ -64,9 +64,10 @@ _FEATURES: tuple[tuple[tuple[str, ...], str], ...] = (
     (("amx_int8",), "GGML_AMX_INT8"),
     (("amx_bf16",), "GGML_AMX_BF16"),
 )
-_AMX = ("GGML_AMX_TILE", "GGML_AMX_INT8", "GGML_AMX_BF16")
-# ggml's AMX kernels are compiled only with AVX-512 VNNI beside the tile instructions
-_NEEDS_AVX512 = {"GGML_AVX512_VBMI", "GGML_AVX512_VNNI", "GGML_AVX512_BF16", *_AMX}
+_NEEDS_AVX512 = {"GGML_AVX512_VBMI", "GGML_AVX512_VNNI", "GGML_AVX512_BF16"}
+_AMX = {"GGML_AMX_TILE", "GGML_AMX_INT8", "GGML_AMX_BF16"}
+# ggml compiles its AMX kernels only with both tile sets and AVX-512 VNNI beside them
+_AMX_NEEDS = {"GGML_AMX_TILE", "GGML_AMX_INT8", "GGML_AVX512_VNNI"}
 
 # The vendored AMX code's tile configuration: loaded once per thread, and then the
 # compiler may drop most of it (see the module docstring). The patch makes each AMX
@@ -102,12 +103,10 @@ def cpu_flags(cpuinfo: str) -> set[str]:
 def cmake_args(flags: set[str]) -> list[str]:
     """ggml's CMake options for the instruction sets ``flags`` has, portable build off."""
     on = {option for needed, option in _FEATURES if all(f in flags for f in needed)}
-    if "GGML_AVX512" not in on or "GGML_AVX512_VNNI" not in on:
-        on -= set(_AMX)
     if "GGML_AVX512" not in on:
         on -= _NEEDS_AVX512
-    if "GGML_AMX_INT8" not in on or "GGML_AMX_TILE" not in on:
-        on -= set(_AMX)  # ggml's kernels need both
+    if not _AMX_NEEDS <= on:
+        on -= _AMX
     args = ["-DGGML_NATIVE=OFF"]
     args += [f"-D{option}={'ON' if option in on else 'OFF'}" for _, option in _FEATURES]
     return args
@@ -118,11 +117,11 @@ def uses_amx(args: list[str]) -> bool:
 
 
 def without_amx(args: list[str]) -> list[str]:
-    return [f"-D{a[2:].split('=')[0]}=OFF" if a[2:].split("=")[0] in _AMX else a for a in args]
+    return [f"-D{option}=OFF" if option in _AMX else a for a in args for option in [a[2:].partition("=")[0]]]
 
 
 class PatchMissing(RuntimeError):
-    """The source release has no line to put the AMX barrier before."""
+    """The source release lacks a text :data:`AMX_PATCHES` replaces."""
 
 
 def patch_amx(tree: Path) -> None:
@@ -147,8 +146,8 @@ def _compiler() -> str:
 
 def build_key(version: str, args: list[str]) -> str:
     tag = f"cp{sys.version_info.major}{sys.version_info.minor}"
-    text = "\n".join([PACKAGE, version, *args, *([text for pair in AMX_PATCHES for text in pair] if uses_amx(args) else []), _compiler(), tag,
-                      platform.machine()])
+    patch = [text for pair in AMX_PATCHES for text in pair] if uses_amx(args) else []
+    text = "\n".join([PACKAGE, version, *args, *patch, _compiler(), tag, platform.machine()])
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:16]
 
 

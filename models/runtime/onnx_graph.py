@@ -41,7 +41,8 @@ def without_nan_guards(model) -> int:
         unread = [n for n in kept if n.op_type in ("IsNaN", "Constant") and not any(o in read for o in n.output)]
         if not unread:
             break
-        kept = [n for n in kept if n not in unread]
+        gone = {id(n) for n in unread}  # by identity: protobuf messages compare by content
+        kept = [n for n in kept if id(n) not in gone]
     read = {name for n in kept for name in n.input} | outputs
     initializers = [t for t in graph.initializer if t.name in read]
     del graph.node[:]

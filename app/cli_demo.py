@@ -34,8 +34,8 @@ def prepare(obj: Ctx, rebuild: bool, echo) -> tuple[Path, dict]:
     from engine.ingest import import_paths
     from engine.settings import Settings
     from engine.store import EventStore, store_path
-    from engine.synth import write_demo
-    from engine.synth.world import DEMO
+    from synth import write_demo
+    from synth.world import DEMO
 
     target = demo_dir(obj)
     dataset = target / DATASET

@@ -12,7 +12,7 @@ import pytest
 
 from app.bench import baselines, persona, timelineqa
 from engine.answer import Answer
-from engine.synth.questions import load_questions
+from synth.questions import load_questions
 
 
 # --------------------------------------------------------------------------- fakes
@@ -102,7 +102,7 @@ def test_records_are_on_disk_before_the_run_ends(tmp_path):
 @pytest.fixture
 def small_personas(monkeypatch):
     """The real generator and importers, on a short thin life, so a run takes seconds."""
-    import engine.synth as synth
+    import synth as synth
 
     real = synth.generate
     calls = []
@@ -209,7 +209,7 @@ def short_diary(tmp_path):
     7,903 notes takes minutes); questions and logs are the real ones."""
     import shutil
 
-    from engine.synth.timelineqa import DATA_DIR
+    from synth.timelineqa import DATA_DIR
 
     d = tmp_path / "tqa"
     shutil.copytree(DATA_DIR, d)

@@ -164,7 +164,7 @@ def test_example_library_is_large_valid_and_covers_every_operator():
 
 
 def test_no_example_is_a_benchmark_test_question():
-    from engine.synth.questions import templates
+    from synth.questions import templates
 
     def norm(s: str) -> str:
         return re.sub(r"[^a-z ]", "", re.sub(r"\{[^}]*\}", "", s.lower())).split()
@@ -179,7 +179,7 @@ def test_no_example_is_a_benchmark_test_question():
 
 
 def test_no_example_is_a_timelineqa_question():
-    from engine.synth.timelineqa import TimelineQAError, load_questions
+    from synth.timelineqa import TimelineQAError, load_questions
 
     def norm(s: str) -> str:
         return " ".join(re.sub(r"[^a-z0-9 ]", " ", s.lower()).split())

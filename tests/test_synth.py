@@ -12,9 +12,9 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
-from engine.synth import personas, questions, verbalize
-from engine.synth.simulate import simulate
-from engine.synth.world import PERSONAS, build_world
+from synth import personas, questions, verbalize
+from synth.simulate import simulate
+from synth.world import PERSONAS, build_world
 
 SMALL = dict(years=0.3, scale=0.2, questions_per_template=1)
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from engine.synth import timelineqa as tq
+from synth import timelineqa as tq
 
 pytestmark = pytest.mark.skipif(not (tq.DATA_DIR / "db-sparse-0.json").is_file(),
                                 reason="shared TimelineQA data not present")

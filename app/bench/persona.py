@@ -59,7 +59,7 @@ def code_key() -> str:
     makes a new cached store (the old one stays until its folder is deleted)."""
     root = Path(__file__).resolve().parents[2]
     h = hashlib.sha256()
-    for folder in ("engine/synth", "importers"):
+    for folder in ("synth", "importers"):
         for path in sorted((root / folder).glob("*.py")):
             h.update(path.relative_to(root).as_posix().encode())
             h.update(path.read_bytes())
@@ -81,7 +81,7 @@ class PreparedPersona:
 
 
 def persona_ids(split: str | None, persona: str | None) -> list[str]:
-    from engine.synth import list_personas
+    from synth import list_personas
 
     known = list_personas()
     if persona:
@@ -99,7 +99,7 @@ def prepare(persona: str, work_dir: Path, echo: Echo = lambda _: None, *, scale:
     """Generate and import ``persona`` under ``work_dir/<code key>/<persona>``, or reuse
     what a previous run left there (marked complete by ``ready.json``). ``scale`` and
     ``years`` make a thinner, shorter life (smoke runs); they are part of the key."""
-    import engine.synth as synth
+    import synth as synth
 
     spec = next(p for p in synth.list_personas() if p["id"] == persona)
     variant = persona if (scale == 1.0 and years is None) else f"{persona}-s{scale:g}-y{years or 'all'}"
@@ -291,7 +291,7 @@ def run(method: str = "reqap", *, split: str = "dev", persona: str | None = None
         years: float | None = None) -> dict:
     """Prepare the personas, answer their questions of ``split`` with ``method``, and
     return the figures (per-question records go to a JSON-lines file)."""
-    from engine.synth.questions import load_questions
+    from synth.questions import load_questions
 
     if method not in METHODS:
         raise BenchError(f"unknown method {method!r}; methods: {', '.join(METHODS)}")
@@ -346,7 +346,7 @@ def spread(questions: Sequence[dict], n: int, seed: int = 0) -> list[dict]:
 
 
 def _split_of(pid: str) -> str:
-    from engine.synth import list_personas
+    from synth import list_personas
 
     return next(p["split"] for p in list_personas() if p["id"] == pid)
 

@@ -1,7 +1,7 @@
 """``hindsight bench timelineqa``: the TimelineQA life (shared data) as a benchmark.
 
 Its diary sentences are written as Markdown daily notes
-(:func:`engine.synth.timelineqa.write_notes`) and imported through the ordinary
+(:func:`synth.timelineqa.write_notes`) and imported through the ordinary
 journal importer into a store cached under the work folder; its 36 multi-hop and
 100 atomic questions are answered with the benchmark's fixed today and scored like
 the persona benchmark. TimelineQA writes list answers as one string ("Jack,
@@ -21,7 +21,7 @@ from typing import Any
 
 from app.bench.persona import (DEFAULT_WORK, METHODS, READY_FILE, STORE_FILE, Asker, BenchError, Echo,
                                answer_all, code_key, figures_for, import_exports, open_method)
-from engine.synth.timelineqa import TimelineQAError, load_questions, write_notes
+from synth.timelineqa import TimelineQAError, load_questions, write_notes
 
 __all__ = ["TimelineQAError", "gold_values", "prepare", "run"]
 

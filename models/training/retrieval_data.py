@@ -1,6 +1,6 @@
 """Training and dev pairs for RETRIEVE's two cross-encoders, from simulated lives.
 
-Personas of the benchmark's generator (``engine.synth``) are written out in real
+Personas of the benchmark's generator (``synth``) are written out in real
 export formats and read back by the real importers, so every event looks exactly
 as it does at run time: the same sources, kinds, attribute keys and verbalisation
 (``engine.retrieval.verbalise``), the same pattern texts
@@ -66,10 +66,10 @@ def corpus_version() -> str:
     import hashlib
 
     import engine.retrieval
-    import engine.synth
+    import synth
 
     retrieval = Path(engine.retrieval.__file__).parent
-    files = [*sorted(Path(engine.synth.__file__).parent.glob("*.py")),
+    files = [*sorted(Path(synth.__file__).parent.glob("*.py")),
              retrieval / "verbalise.py", retrieval / "patterns.py"]
     h = hashlib.sha256()
     for f in files:
@@ -202,7 +202,7 @@ _WORKOUT = re.compile(r"^Workout \d+ \((.+)\)$")
 
 def _event_keys(file: str, locator: str, attrs: dict, start, offset_min: int | None) -> set[tuple[str, str]]:
     """The (file name, record) keys an imported event may carry in the generator's
-    record notation (``engine.synth.exports``)."""
+    record notation (``synth.exports``)."""
     name = PurePosixPath(file.replace("\\", "/")).name
     tokens = {locator, name}
     for rx in (_MSGID, _ITEM, _WORKOUT):
@@ -273,7 +273,7 @@ def _build_corpus(personas: tuple[str, ...]) -> Corpus:
     from engine.operators.extract import extractor_text
     from engine.retrieval.verbalise import key_values, pattern_items, verbalise
     from engine.store import EventStore
-    from engine.synth.personas import generate
+    from synth.personas import generate
 
     events: list[CorpusEvent] = []
     facts: list[dict] = []

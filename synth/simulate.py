@@ -12,7 +12,7 @@ from datetime import date, datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from engine.synth.world import Destination, Person, Restaurant, World
+from synth.world import Destination, Person, Restaurant, World
 
 WEEKDAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
 

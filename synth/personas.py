@@ -13,10 +13,10 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine.synth import exports as ex
-from engine.synth.canonical import CANONICAL_FILE, write_canonical
-from engine.synth.simulate import simulate
-from engine.synth.world import DEMO, PERSONAS, build_world, persona_spec
+from synth import exports as ex
+from synth.canonical import CANONICAL_FILE, write_canonical
+from synth.simulate import simulate
+from synth.world import DEMO, PERSONAS, build_world, persona_spec
 
 log = logging.getLogger(__name__)
 
@@ -106,7 +106,7 @@ def generate(persona: str | int, out_dir: str | Path, *, years: float | None = N
         records_per_source={k: len(v) for k, v in sorted(records.items())},
         facts_per_source=dict(sorted(per_source.items())))
     if with_questions:
-        from engine.synth.questions import write_questions
+        from synth.questions import write_questions
 
         manifest.questions_count = write_questions(out / CANONICAL_FILE, out / QUESTIONS_FILE, persona=spec.id,
                                                    today=life.end, seed=spec.seed,
@@ -140,7 +140,7 @@ def _source_of(path: str) -> str:
 def write_demo(out_dir: str | Path) -> Manifest:
     """The small bundled demo: one year, a few thousand events, six sources, and
     about eight sample questions with gold answers in ``questions.jsonl``."""
-    from engine.synth.questions import demo_questions
+    from synth.questions import demo_questions
 
     m = generate(DEMO.id, out_dir, years=1.0, scale=0.15, sources=DEMO_SOURCES, with_questions=False)
     sample = demo_questions(Path(out_dir) / CANONICAL_FILE, DEMO_TEMPLATES, today=m.today, seed=DEMO.seed)

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import duckdb
 
-from engine.synth.simulate import Fact
+from synth.simulate import Fact
 
 CANONICAL_FILE = "canonical.jsonl"
 

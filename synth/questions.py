@@ -22,7 +22,7 @@ from typing import Any
 
 import duckdb
 
-from engine.synth.canonical import connect
+from synth.canonical import connect
 
 CATEGORIES = ("aggregation", "grouping", "ordering", "temporal", "join", "multi_source")
 SPLIT_SHARES = (("train", 0.6), ("dev", 0.15), ("test", 0.25))

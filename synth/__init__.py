@@ -15,6 +15,6 @@ TimelineQA life shipped in shared data).
 Nothing here touches the event store or the importers: the benchmark imports the
 written files through the ordinary pipeline, exactly as a user would.
 """
-from engine.synth.personas import Manifest, generate, list_personas, write_demo
+from synth.personas import Manifest, generate, list_personas, write_demo
 
 __all__ = ["Manifest", "generate", "list_personas", "write_demo"]

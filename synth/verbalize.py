@@ -13,7 +13,7 @@ import string
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from engine.synth.simulate import Fact
+from synth.simulate import Fact
 
 # Journal sentences per fact type. {people} is a natural list ("Anna and Tom").
 JOURNAL: dict[str, tuple[str, ...]] = {

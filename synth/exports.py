@@ -23,9 +23,9 @@ from pathlib import Path
 from xml.sax.saxutils import quoteattr
 from zoneinfo import ZoneInfo
 
-from engine.synth import verbalize as vb
-from engine.synth.simulate import FOOTBALL_WEEKDAY, Fact, Life, hash_str
-from engine.synth.world import _b62
+from synth import verbalize as vb
+from synth.simulate import FOOTBALL_WEEKDAY, Fact, Life, hash_str
+from synth.world import _b62
 
 UTC = timezone.utc
 COUNTRY_NAMES = {"DE": "Germany", "US": "United States", "FR": "France", "GB": "United Kingdom",

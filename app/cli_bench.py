@@ -102,7 +102,8 @@ def persona_cmd(obj: Ctx, method: str, split: str, persona_id: str | None, limit
 @bench.command("retrieval")
 @common
 @click.option("--persona", "persona_id", default="p5", show_default=True,
-              help="The persona to measure on (p5, p6: test split; the classifiers never saw them).")
+              help="The persona to measure on (p5, p6: dev personas the classifiers never saw; "
+                   "p7, p8: the test split, for release figures only).")
 @click.option("--concepts", type=click.IntRange(min=1), default=40, show_default=True,
               help="How many queries: every kind of event, then values (sports, cuisines, people) at random.")
 @click.option("--scale", type=click.FloatRange(0.01, 1.0), default=0.3, show_default=True,

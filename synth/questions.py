@@ -527,8 +527,23 @@ def _templates() -> list[Template]:
     return out
 
 
+# Test-split templates that rules, comments, examples or tests of the engine had been
+# written from (found by synth.leakage when the split was first guarded, session 33).
+# A figure on them measures those patches, not the product: they count as dev. The
+# CI check keeps every other test template out of the code.
+SEEN_IN_DEVELOPMENT = frozenset({
+    "argmax:cuisine:all", "argmax:run_weekday:all", "count:amazon_order:last_month", "count:mail_from:all",
+    "count:music:month", "count:restaurant:year", "count:yoga:all", "count:yoga:year", "distinct:artists:year",
+    "join:songs_on_trip", "multi:workout_minutes:all", "multi:workout_minutes:year", "recent:amazon",
+    "sum:run_km:month", "sum:run_km:year", "sum:run_minutes:month", "sum:steps:month", "sum:swim_km:all",
+    "temporal:days_since:trip", "temporal:first:meal_with", "temporal:last:artist", "temporal:last:restaurant",
+    "timeofday:netflix_late:year",
+})
+
+
 def _split_of(templates: list[Template]) -> list[Template]:
-    """Per category: sort by a stable hash, then cut 60/15/25 into train/dev/test."""
+    """Per category: sort by a stable hash, then cut 60/15/25 into train/dev/test;
+    a test template in :data:`SEEN_IN_DEVELOPMENT` is dev."""
     out = []
     for cat in CATEGORIES:
         group = sorted((t for t in templates if t.category == cat),
@@ -538,6 +553,8 @@ def _split_of(templates: list[Template]) -> list[Template]:
         cut_dev = cut_train + max(1, round(n * SPLIT_SHARES[1][1]))
         for i, t in enumerate(group):
             split = "train" if i < cut_train else "dev" if i < cut_dev else "test"
+            if split == "test" and t.id in SEEN_IN_DEVELOPMENT:
+                split = "dev"
             out.append(Template(t.id, t.category, t.texts, t.sql, t.evidence_sql, t.params, t.answer_type, split))
     return sorted(out, key=lambda t: t.id)
 

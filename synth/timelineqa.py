@@ -31,7 +31,7 @@ def _default_data_dir() -> Path:
     env = os.environ.get("HINDSIGHT_TIMELINEQA_DIR")
     if env:
         return Path(env)
-    return Path(__file__).resolve().parents[3] / "shared" / "data" / "timelineqa"
+    return Path(__file__).resolve().parents[2] / "shared" / "data" / "timelineqa"
 
 
 DATA_DIR = _default_data_dir()

@@ -55,13 +55,26 @@ PERSONAS: dict[str, PersonaSpec] = {p.id: p for p in (
                 ("football", "running", "cycling"), ("Indian", "Thai", "Italian"),
                 ("rock", "electronic", "folk"), 33.0, "GBP"),
     PersonaSpec("p5", "Lucía Ferrer", "lucia.ferrer@gmail.com", "Madrid", "ES", "Europe/Madrid",
-                "es_ES", 505, date(2021, 11, 1), 2.75, "test",
+                "es_ES", 505, date(2021, 11, 1), 2.75, "dev",
                 ("running", "yoga", "swimming"), ("Japanese", "Italian", "Greek"),
                 ("latin", "pop", "jazz"), 32.0, "EUR"),
     PersonaSpec("p6", "Sam Whitaker", "sam.whitaker@gmail.com", "Sydney", "AU", "Australia/Sydney",
-                "en_AU", 606, date(2022, 2, 1), 2.5, "test",
+                "en_AU", 606, date(2022, 2, 1), 2.5, "dev",
                 ("cycling", "football", "swimming"), ("Thai", "Korean", "Italian"),
                 ("electronic", "rock", "hip hop"), 33.0, "AUD"),
+    # p5 and p6 were the test split until session 33, when it showed that rules,
+    # comments and tests had been written from their failures: they measure what was
+    # tuned on them, so they are dev now. p7 and p8 are the test split; nobody has
+    # looked at their lives, and a CI check (synth.leakage) keeps their names out of
+    # the code.
+    PersonaSpec("p7", "Elena Marchetti", "elena.marchetti@gmail.com", "Rome", "IT", "Europe/Rome",
+                "it_IT", 707, date(2021, 10, 1), 2.75, "test",
+                ("cycling", "swimming", "yoga"), ("Lebanese", "Japanese", "Mexican"),
+                ("classical", "jazz", "indie rock"), 31.0, "EUR"),
+    PersonaSpec("p8", "Grace Kowalski", "grace.kowalski@gmail.com", "New York", "US", "America/New_York",
+                "en_US", 808, date(2022, 4, 1), 2.5, "test",
+                ("strength", "running", "football"), ("Korean", "Greek", "Vietnamese"),
+                ("soul", "folk", "pop"), 32.0, "USD"),
 )}
 
 DEMO = PersonaSpec("demo", "Alex Morgan", "alex.morgan@gmail.com", "Berlin", "DE", "Europe/Berlin",

@@ -128,7 +128,8 @@ def test_persona_run_imports_once_and_scores(tmp_path, small_personas):
         assert {"spotify", "strava", "journal", "mail"} <= sources
         opened.append(store_file)
         qs = load_questions(Path(store_file).parent / "persona" / "questions.jsonl", "dev")
-        return FakeEngine({q["question"]: q["answer"][0][0] for q in qs[:1]})
+        # right about one of the two questions the run asks, wrong about the other
+        return FakeEngine({q["question"]: q["answer"][0][0] for q in persona.spread(qs, 2)[:1]})
 
     figs = persona.run("reqap", split="dev", limit=2, work_dir=tmp_path / "work", results_dir=tmp_path / "res",
                        open_asker=open_asker, scale=0.05, years=0.3)

@@ -7,8 +7,9 @@ imported event is traced back to the real-world facts it expresses
 listened to", "Italian food", "time with Ana") RETRIEVE runs with the real models
 and is compared with the events that express a fact the concept holds for. Events
 that express no such fact but name the concept's value in their text are unknown
-and counted neither way. Defaults to a test-split persona: the classifiers were
-trained on the train personas and measured on the dev one.
+and counted neither way. Defaults to p5, a dev persona the classifiers never saw
+(they were trained on p1-p3 and measured on p4); the test personas (p7, p8) are for
+release figures only.
 """
 from __future__ import annotations
 

@@ -1,0 +1,145 @@
+"""What the test split must never leak into: the product's code and its tests.
+
+The test split (its question templates and its personas) is for measuring only. A
+rule, an example, a training item or a test written from a test question measures
+itself, not the product. This module finds such leaks so CI can refuse them:
+
+* a test-split template's text, its placeholders matching any filling, quoted
+  anywhere in the scanned files (a train or dev template with the same wording
+  does not count: that wording is allowed through its own split);
+* an entity name that only the test personas' worlds have (a person, restaurant,
+  café, park, artist, track, show, podcast or product of p5/p6), never one that a
+  train, dev or demo persona has too.
+
+It reads files as text and imports nothing from the product.
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from synth.questions import templates
+from synth.world import DEMO, PERSONAS, build_world
+
+# Names shorter than this are words, not names ("Oak", "Lina"): too many false alarms.
+MIN_NAME_CHARS = 8
+
+
+@dataclass(frozen=True, slots=True)
+class Leak:
+    path: str
+    line: int
+    what: str  # "template <id>" or "test-persona name"
+    text: str
+
+
+def _norm(text: str) -> str:
+    return " ".join(text.lower().split())
+
+
+@dataclass(frozen=True, slots=True)
+class _Quote:
+    """One template text as a regex (each ``{slot}`` a short filling) and its longest
+    literal part, which a line must contain before the regex is tried."""
+    template: str
+    text: str
+    anchor: str
+    pattern: re.Pattern[str]
+
+
+def _quote(template_id: str, text: str) -> _Quote | None:
+    """None for a text too generic to be a quote (fewer than five literal words)."""
+    parts = [p.strip() for p in re.split(r"\{[^}]*\}", _norm(text))]
+    if sum(len(p.split()) for p in parts) < 5:
+        return None
+    body = r"[^\n\"']{1,40}?".join(re.escape(p) for p in parts)
+    body = re.sub(r"(\\ )+", r"\\s+", body)
+    return _Quote(template_id, _norm(text), max(parts, key=len), re.compile(body))
+
+
+@functools.cache
+def held_out_quotes() -> tuple[_Quote, ...]:
+    """Each test-split text whose wording no train or dev template shares."""
+    allowed = {_norm(t) for tpl in templates() if tpl.split != "test" for t in tpl.texts}
+    out = []
+    for tpl in templates("test"):
+        for text in tpl.texts:
+            if _norm(text) in allowed:
+                continue
+            quote = _quote(tpl.id, text)
+            if quote is not None:
+                out.append(quote)
+    return tuple(out)
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
+        for f in dataclasses.fields(value):
+            yield from _strings(getattr(value, f.name))
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            yield from _strings(k)
+            yield from _strings(v)
+    elif isinstance(value, (list, tuple, set, frozenset)):
+        for v in value:
+            yield from _strings(v)
+
+
+def _world_names(spec) -> set[str]:
+    world = build_world(spec)
+    names = set()
+    for s in _strings(dataclasses.replace(world, spec=None)):
+        s = s.strip()
+        # names: capitalised, not an e-mail, not a sentence
+        if (len(s) >= MIN_NAME_CHARS and s[:1].isupper() and len(s.split()) <= 6
+                and not any(ch in s for ch in "@/")):
+            names.add(s)
+    names.add(spec.name)
+    return names
+
+
+@functools.cache
+def held_out_names() -> frozenset[str]:
+    test_specs = [p for p in PERSONAS.values() if p.split == "test"]
+    other_specs = [p for p in PERSONAS.values() if p.split != "test"] + [DEMO]
+    seen_elsewhere: set[str] = set()
+    for spec in other_specs:
+        seen_elsewhere |= _world_names(spec)
+    only_test: set[str] = set()
+    for spec in test_specs:
+        only_test |= _world_names(spec)
+    return frozenset(only_test - seen_elsewhere)
+
+
+def scan(files: Iterable[Path], root: Path) -> list[Leak]:
+    """Every leak in ``files``, by file and line."""
+    quotes = held_out_quotes()
+    names = sorted(held_out_names(), key=len, reverse=True)
+    name_rx = re.compile("|".join(re.escape(n) for n in names)) if names else None
+    leaks: list[Leak] = []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8")
+        except (UnicodeDecodeError, OSError):
+            continue
+        rel = str(path.relative_to(root))
+        lines = text.splitlines()
+        for i, raw in enumerate(lines, 1):
+            # a quote may wrap: read each line with the next one joined on
+            window = _norm(raw + " " + (lines[i] if i < len(lines) else "").strip(" #\"'"))
+            for quote in quotes:
+                if quote.anchor not in window:
+                    continue
+                m = quote.pattern.search(window)
+                if m and m.start() < len(_norm(raw)):
+                    leaks.append(Leak(rel, i, f"template {quote.template}", m.group(0)))
+            if name_rx is not None:
+                for m in name_rx.finditer(raw):
+                    leaks.append(Leak(rel, i, "test-persona name", m.group(0)))
+    return leaks

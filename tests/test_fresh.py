@@ -10,7 +10,7 @@ import math
 import re
 import shutil
 from collections import Counter
-from datetime import date
+from datetime import date, timedelta
 from pathlib import Path
 
 import pytest
@@ -19,7 +19,7 @@ from app.bench import fresh as fresh_bench
 from app.bench import persona
 from engine.answer import Answer
 from synth import fresh
-from synth.canonical import CANONICAL_FILE
+from synth.canonical import CANONICAL_FILE, connect
 from synth.questions import templates
 from synth.world import DEMO, PERSONAS
 
@@ -130,18 +130,22 @@ def test_gold_follows_the_canonical_facts(work):
     # an independent count over the JSON lines agrees with a count question's SQL
     seed = fresh.personas()[0]
     canonical, today = fresh_bench.generated(seed, work)
-    rows = [json.loads(line) for line in open(canonical, encoding="utf-8")]
-    by_kind = Counter(r["kind"] for r in rows)
-    q = fresh.FreshQuestion("t-1", seed, "count", "number", ("spotify",), "how many podcasts in all",
-                            "SELECT count(*) FROM events WHERE kind = 'podcast_play'")
-    assert fresh_bench.gold_for(canonical, [q], today)["t-1"] == [[by_kind["podcast_play"]]]
-    relative = fresh.FreshQuestion("t-2", seed, "yesno", "yesno", ("health",), "steps yesterday?",
-                                   "SELECT CASE WHEN count(*) > 0 THEN 'yes' ELSE 'no' END FROM events "
-                                   "WHERE kind = 'steps' AND day = $today - INTERVAL 1 DAY")
-    assert fresh_bench.gold_for(canonical, [relative], today)["t-2"] == [["yes"]]
-    broken = fresh.FreshQuestion("t-3", seed, "count", "number", ("mail",), "x", "SELECT nope FROM events")
-    with pytest.raises(fresh.FreshSetError, match="t-3: gold SQL failed"):
-        fresh_bench.gold_for(canonical, [broken], today)
+    by_kind = Counter(json.loads(line)["kind"] for line in open(canonical, encoding="utf-8"))
+    con = connect(canonical)
+    try:
+        q = fresh.FreshQuestion("t-1", seed, "count", "number", ("spotify",), "how many podcasts in all",
+                                "SELECT count(*) FROM events WHERE kind = 'podcast_play'")
+        assert fresh.gold(con, q, today) == [[by_kind["podcast_play"]]]
+        relative = fresh.FreshQuestion("t-2", seed, "yesno", "yesno", ("health",), "steps yesterday?",
+                                       "SELECT CASE WHEN count(*) > 0 THEN 'yes' ELSE 'no' END FROM events "
+                                       "WHERE kind = 'steps' AND day = $today - INTERVAL 1 DAY")
+        assert fresh.gold(con, relative, today) == [["yes"]]
+        assert fresh.gold(con, relative, date.fromisoformat(today) + timedelta(days=2)) == [["no"]]
+        broken = fresh.FreshQuestion("t-3", seed, "count", "number", ("mail",), "x", "SELECT nope FROM events")
+        with pytest.raises(fresh.FreshSetError, match="t-3: gold SQL failed"):
+            fresh.gold(con, broken, today)
+    finally:
+        con.close()
 
 
 # --------------------------------------------------------------------------- the benchmark
@@ -235,16 +239,24 @@ def test_select_spreads_over_categories():
     assert {q.category for q in first} == set(fresh.CATEGORIES)
 
 
-def test_cli_gold_only_prints_every_gold(cli, work):
-    code, out, err = cli("bench", "fresh", "--gold-only", "--part", "train", "--json", "--work-dir", str(work))
+def test_cli_gold_only_prints_the_golds(cli, work):
+    code, out, err = cli("bench", "fresh", "--gold-only", "--limit", "9", "--json", "--work-dir", str(work))
     assert code == 0, err
     payload = json.loads(out)
-    assert payload["problems"] == 0 and len(payload["questions"]) == len(fresh.load("train"))
-    none = [r for r in payload["questions"] if r["answer_type"] == "none"]
-    assert none and all(r["gold"] == [] for r in none)
-    assert all(r["gold"] for r in payload["questions"] if r["answer_type"] != "none")
-    code, out, err = cli("bench", "fresh", "--gold-only", "--limit", "9", "--work-dir", str(work))
-    assert code == 0 and "gold of 9 questions, 0 with a problem" in out
+    assert payload["problems"] == 0 and len(payload["questions"]) == 9
+    assert {r["category"] for r in payload["questions"]} == set(fresh.CATEGORIES)
+    for r in payload["questions"]:
+        assert (r["gold"] == []) == (r["answer_type"] == "none"), r["id"]
+    md = fresh_bench.gold_table(payload)
+    assert "gold of 9 questions, 0 with a problem" in md and md.count("\n| s") == 9
+
+
+def test_gold_table_flags_a_problem():
+    result = {"part": "train", "problems": 1, "questions": [
+        {"id": "s1-001", "category": "count", "answer_type": "number", "question": "how many | runs",
+         "gold": [], "problem": "expected an answer, got no rows"}]}
+    md = fresh_bench.gold_table(result)
+    assert "| s1-001 | count | number | how many \\| runs | [] | expected an answer, got no rows |" in md
 
 
 def test_cli_fresh_refuses_an_unknown_method(cli, tmp_path):

@@ -136,7 +136,7 @@ def test_gold_follows_the_canonical_facts(work):
         q = fresh.FreshQuestion("t-1", seed, "count", "number", ("spotify",), "how many podcasts in all",
                                 "SELECT count(*) FROM events WHERE kind = 'podcast_play'")
         assert fresh.gold(con, q, today) == [[by_kind["podcast_play"]]]
-        relative = fresh.FreshQuestion("t-2", seed, "yesno", "yesno", ("health",), "steps yesterday?",
+        relative = fresh.FreshQuestion("t-2", seed, "yesno", "yesno", ("health",), "any steps the day before?",
                                        "SELECT CASE WHEN count(*) > 0 THEN 'yes' ELSE 'no' END FROM events "
                                        "WHERE kind = 'steps' AND day = $today - INTERVAL 1 DAY")
         assert fresh.gold(con, relative, today) == [["yes"]]

@@ -35,7 +35,7 @@ SOURCES = ("spotify", "netflix", "mail", "calendar", "amazon", "strava", "health
 
 #: sha256 of ``eval.jsonl``. Change it only together with the file, on purpose: the
 #: eval figures before and after are then not comparable.
-EVAL_SHA256 = "211b82af197b743e96321087bdfe6db623dc8e0849d032fef5f95d147e0e1751"
+EVAL_SHA256 = "26cb37c03f36a290b0bc3983510901695bcd00466e30050e6d1074cb4f4b2716"
 
 
 class FreshSetError(ValueError):

@@ -171,21 +171,27 @@ def _ok(question: str, value) -> Answer:
                   timings={"planning_ms": 1000.0, "total_ms": 2000.0})
 
 
-def test_run_scores_with_rlx_for_amounts_and_reports_per_category(work, golds, tmp_path, monkeypatch):
-    limit = 2 * len(fresh.CATEGORIES)
-    chosen = fresh_bench.select(fresh.load("train"), limit)
-    assert Counter(q.category for q in chosen) == {c: 2 for c in fresh.CATEGORIES}
+def _prepared_without_store(work: Path, tmp_path: Path):
+    """A stand-in for ``prepare``: the generated persona laid out like a prepared
+    one, without importing it (the fake askers need no store)."""
 
     def fake_prepare(seed, work_dir, echo=lambda _: None, **kw):
         canonical, today = fresh_bench.generated(seed, work)
-        folder = tmp_path / f"s{seed}"  # laid out like a prepared persona, without a store
+        folder = tmp_path / f"s{seed}"
         (folder / "persona").mkdir(parents=True, exist_ok=True)
         if not (folder / "persona" / CANONICAL_FILE).exists():
             (folder / "persona" / CANONICAL_FILE).symlink_to(canonical)
         return persona.PreparedPersona(f"s{seed}", folder, folder / "hindsight.duckdb", today, "Europe/Berlin",
                                        folder / "persona" / "questions.jsonl", {"events": 1}, cached=True)
+    return fake_prepare
 
-    monkeypatch.setattr(fresh_bench, "prepare", fake_prepare)
+
+def test_run_scores_with_rlx_for_amounts_and_reports_per_category(work, golds, tmp_path, monkeypatch):
+    limit = 2 * len(fresh.CATEGORIES)
+    chosen = fresh_bench.select(fresh.load("train"), limit)
+    assert Counter(q.category for q in chosen) == {c: 2 for c in fresh.CATEGORIES}
+
+    monkeypatch.setattr(fresh_bench, "prepare", _prepared_without_store(work, tmp_path))
     answers: dict[str, Answer] = {}
     expect_score, expect_hit = {}, {}
     for i, q in enumerate(chosen):
@@ -257,6 +263,19 @@ def test_gold_table_flags_a_problem():
          "gold": [], "problem": "expected an answer, got no rows"}]}
     md = fresh_bench.gold_table(result)
     assert "| s1-001 | count | number | how many \\| runs | [] | expected an answer, got no rows |" in md
+
+
+def test_cli_fresh_saves_a_report(cli, work, tmp_path, monkeypatch):
+    monkeypatch.setattr(fresh_bench, "prepare", _prepared_without_store(work, tmp_path))
+    monkeypatch.setattr(fresh_bench, "open_method", lambda method, store, **kw: FakeAsker({}))
+    res = tmp_path / "res"
+    code, out, err = cli("bench", "fresh", "--part", "train", "--limit", "3", "--json", "--results", str(res),
+                         "--work-dir", str(work))
+    assert code == 0, err
+    figures = json.loads(out)["figures"]
+    assert figures["questions"] == 3 and figures["part"] == "train" and figures["valid_plan_share"] == 0.0
+    assert (res / "fresh-train-reqap-latest.json").is_file()
+    assert "[1/3] ---" in err  # progress on stderr
 
 
 def test_cli_fresh_refuses_an_unknown_method(cli, tmp_path):

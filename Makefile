@@ -57,6 +57,7 @@ bench: setup
 	$(BIN)/hindsight bench persona --split dev --method rag
 	$(BIN)/hindsight bench persona --split dev --method codegen
 	$(BIN)/hindsight bench timelineqa --method reqap
+	$(BIN)/hindsight bench fresh --part eval --method reqap
 
 doctor: setup
 	$(BIN)/hindsight doctor

@@ -99,6 +99,43 @@ def persona_cmd(obj: Ctx, method: str, split: str, persona_id: str | None, limit
     _finish(obj, name, figures, persona_bench.table(figures), results)
 
 
+@bench.command("fresh")
+@common
+@_METHOD
+@click.option("--part", type=click.Choice(["train", "eval"]), default="eval", show_default=True,
+              help="Which part of the fresh-phrasing set (eval is frozen and for measuring only).")
+@_LIMIT
+@click.option("--gold-only", is_flag=True, default=False,
+              help="No store, no models: check every question's gold SQL runs and print the gold answers.")
+@_RESULTS
+@_WORK
+@click.pass_obj
+def fresh_cmd(obj: Ctx, method: str, part: str, limit: int | None, gold_only: bool, results: str,
+              work_dir: str) -> None:
+    """Answer quality and latency on questions written by hand, as people phrase
+    them, over personas from new seeds (Hit@1, Rlx for amounts, per category)."""
+    from app.bench import fresh as fresh_bench
+    from app.bench import persona as persona_bench
+
+    try:
+        if gold_only:
+            result = fresh_bench.gold_only(part=part, limit=limit, work_dir=Path(work_dir), echo=_stderr_echo)
+        else:
+            figures = fresh_bench.run(method, part=part, limit=limit, work_dir=Path(work_dir),
+                                      results_dir=Path(results), echo=_stderr_echo)
+    except persona_bench.BenchError as exc:
+        raise UserError(str(exc)) from exc
+    if not gold_only:
+        _finish(obj, f"fresh-{part}-{method}", figures, fresh_bench.table(figures), results)
+        return
+    if obj.json:
+        print_json(result)
+    else:
+        click.echo(fresh_bench.gold_table(result))
+    if result["problems"]:
+        raise UserError(f"{result['problems']} questions have a gold that does not fit their answer type")
+
+
 @bench.command("retrieval")
 @common
 @click.option("--persona", "persona_id", default="p5", show_default=True,

@@ -94,21 +94,27 @@ def persona_ids(split: str | None, persona: str | None) -> list[str]:
     return ids
 
 
-def prepare(persona: str, work_dir: Path, echo: Echo = lambda _: None, *, scale: float = 1.0,
+def prepare(persona: str | int, work_dir: Path, echo: Echo = lambda _: None, *, scale: float = 1.0,
             years: float | None = None) -> PreparedPersona:
-    """Generate and import ``persona`` under ``work_dir/<code key>/<persona>``, or reuse
-    what a previous run left there (marked complete by ``ready.json``). ``scale`` and
+    """Generate and import ``persona`` (an id, or an integer seed for a new persona
+    shaped like p1) under ``work_dir/<code key>/<persona id>``, or reuse what a
+    previous run left there (marked complete by ``ready.json``). ``scale`` and
     ``years`` make a thinner, shorter life (smoke runs); they are part of the key."""
     import synth as synth
+    from synth.world import UnknownPersonaError, persona_spec
 
-    spec = next(p for p in synth.list_personas() if p["id"] == persona)
-    variant = persona if (scale == 1.0 and years is None) else f"{persona}-s{scale:g}-y{years or 'all'}"
+    try:
+        spec = persona_spec(persona)
+    except UnknownPersonaError as exc:
+        raise BenchError(str(exc.args[0])) from None
+    pid = spec.id
+    variant = pid if (scale == 1.0 and years is None) else f"{pid}-s{scale:g}-y{years or 'all'}"
     folder = Path(work_dir) / code_key() / variant
     ready = folder / READY_FILE
     if ready.is_file():
         info = json.loads(ready.read_text(encoding="utf-8"))
-        echo(f"{persona}: using the store imported {info['imported_at']} in {folder}")
-        return PreparedPersona(persona, folder, folder / STORE_FILE, info["today"], spec["tz"],
+        echo(f"{pid}: using the store imported {info['imported_at']} in {folder}")
+        return PreparedPersona(pid, folder, folder / STORE_FILE, info["today"], spec.home_tz,
                                folder / "persona" / "questions.jsonl", info["import"], cached=True)
     if folder.exists():
         shutil.rmtree(folder)  # an interrupted earlier preparation: start clean
@@ -116,15 +122,15 @@ def prepare(persona: str, work_dir: Path, echo: Echo = lambda _: None, *, scale:
     t0 = time.perf_counter()
     kw: dict[str, Any] = {} if (scale == 1.0 and years is None) else {"scale": scale, "years": years}
     manifest = synth.generate(persona, folder / "persona", **kw)
-    echo(f"{persona}: generated {manifest.facts:,} facts and {manifest.questions_count} questions "
+    echo(f"{pid}: generated {manifest.facts:,} facts and {manifest.questions_count} questions "
          f"in {time.perf_counter() - t0:.0f} s")
-    figures = import_exports(Path(manifest.out_dir) / manifest.exports_dir, folder / STORE_FILE, spec["tz"])
-    echo(f"{persona}: imported {figures['events']:,} events in {figures['seconds']:.1f} s "
+    figures = import_exports(Path(manifest.out_dir) / manifest.exports_dir, folder / STORE_FILE, spec.home_tz)
+    echo(f"{pid}: imported {figures['events']:,} events in {figures['seconds']:.1f} s "
          f"({figures['events_per_s']:,.0f} events/s)")
-    info = {"persona": persona, "today": manifest.today, "import": figures,
+    info = {"persona": pid, "today": manifest.today, "import": figures,
             "imported_at": datetime.now(timezone.utc).isoformat(timespec="seconds")}
     ready.write_text(json.dumps(info, indent=2), encoding="utf-8")
-    return PreparedPersona(persona, folder, folder / STORE_FILE, manifest.today, spec["tz"],
+    return PreparedPersona(pid, folder, folder / STORE_FILE, manifest.today, spec.home_tz,
                            folder / "persona" / "questions.jsonl", figures)
 
 

@@ -6,7 +6,8 @@ itself, not the product. This module finds such leaks so CI can refuse them:
 
 * a test-split template's text, its placeholders matching any filling, quoted
   anywhere in the scanned files (a train or dev template with the same wording
-  does not count: that wording is allowed through its own split);
+  does not count: that wording is allowed through its own split), or a question of
+  the fresh-phrasing set's frozen eval part (``synth.fresh``);
 * an entity name that only the test personas' worlds have (a person, restaurant,
   café, park, artist, track, show, podcast or product of p5/p6), never one that a
   train, dev or demo persona has too.
@@ -63,7 +64,8 @@ def _quote(template_id: str, text: str) -> _Quote | None:
 
 @functools.cache
 def held_out_quotes() -> tuple[_Quote, ...]:
-    """Each test-split text whose wording no train or dev template shares."""
+    """Each test-split text whose wording no train or dev template shares, and each
+    question of the fresh-phrasing set's eval part."""
     allowed = {_norm(t) for tpl in templates() if tpl.split != "test" for t in tpl.texts}
     out = []
     for tpl in templates("test"):
@@ -73,6 +75,12 @@ def held_out_quotes() -> tuple[_Quote, ...]:
             quote = _quote(tpl.id, text)
             if quote is not None:
                 out.append(quote)
+    from synth import fresh
+
+    for q in fresh.load("eval"):
+        quote = _quote(f"fresh-eval {q.id}", q.question)
+        if quote is not None:
+            out.append(quote)
     return tuple(out)
 
 

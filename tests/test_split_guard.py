@@ -49,6 +49,14 @@ def test_the_guard_finds_a_planted_test_question(tmp_path, index):
     assert any(x.what == f"template {quote.template}" for x in leaks)
 
 
+def test_the_guard_finds_a_fresh_eval_question(tmp_path):
+    from synth import fresh
+
+    q = next(q for q in fresh.load("eval") if len(q.question.split()) >= 6)
+    leaks = _planted(tmp_path, f"QUESTIONS = [{q.question!r}]")
+    assert f"fresh-eval {q.id}" in [x.what for x in leaks]
+
+
 def test_the_guard_finds_a_test_persona_name(tmp_path):
     name = next(p.name for p in PERSONAS.values() if p.split == "test")
     leaks = _planted(tmp_path, f"owner = {name!r}")

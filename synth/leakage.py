@@ -34,7 +34,7 @@ MIN_NAME_CHARS = 8
 class Leak:
     path: str
     line: int
-    what: str  # "template <id>" or "test-persona name"
+    what: str  # "template <id>", "fresh-eval <id>" or "test-persona name"
     text: str
 
 
@@ -46,20 +46,20 @@ def _norm(text: str) -> str:
 class _Quote:
     """One template text as a regex (each ``{slot}`` a short filling) and its longest
     literal part, which a line must contain before the regex is tried."""
-    template: str
+    label: str  # "template <id>" or "fresh-eval <id>"
     text: str
     anchor: str
     pattern: re.Pattern[str]
 
 
-def _quote(template_id: str, text: str) -> _Quote | None:
+def _quote(label: str, text: str) -> _Quote | None:
     """None for a text too generic to be a quote (fewer than five literal words)."""
     parts = [p.strip() for p in re.split(r"\{[^}]*\}", _norm(text))]
     if sum(len(p.split()) for p in parts) < 5:
         return None
     body = r"[^\n\"']{1,40}?".join(re.escape(p) for p in parts)
     body = re.sub(r"(\\ )+", r"\\s+", body)
-    return _Quote(template_id, _norm(text), max(parts, key=len), re.compile(body))
+    return _Quote(label, _norm(text), max(parts, key=len), re.compile(body))
 
 
 @functools.cache
@@ -72,7 +72,7 @@ def held_out_quotes() -> tuple[_Quote, ...]:
         for text in tpl.texts:
             if _norm(text) in allowed:
                 continue
-            quote = _quote(tpl.id, text)
+            quote = _quote(f"template {tpl.id}", text)
             if quote is not None:
                 out.append(quote)
     from synth import fresh
@@ -146,7 +146,7 @@ def scan(files: Iterable[Path], root: Path) -> list[Leak]:
                     continue
                 m = quote.pattern.search(window)
                 if m and m.start() < len(_norm(raw)):
-                    leaks.append(Leak(rel, i, f"template {quote.template}", m.group(0)))
+                    leaks.append(Leak(rel, i, quote.label, m.group(0)))
             if name_rx is not None:
                 for m in name_rx.finditer(raw):
                     leaks.append(Leak(rel, i, "test-persona name", m.group(0)))

@@ -46,7 +46,7 @@ def test_the_guard_finds_a_planted_test_question(tmp_path, index):
     asked = re.sub(r"\{[^}]*\}", "2023", quote.text)
     leaks = _planted(tmp_path, f"    # asked {asked.capitalize()!r}, the planner wrote")
     assert [x.line for x in leaks] == [2]
-    assert any(x.what == f"template {quote.template}" for x in leaks)
+    assert any(x.what == quote.label for x in leaks)
 
 
 def test_the_guard_finds_a_fresh_eval_question(tmp_path):

@@ -426,7 +426,8 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
             w = group[0]
             log.exception("import of %s failed in the database", w.entry.name)
             return [FileReport(w.entry.name, w.importer.name, "failed",
-                               message=f"{w.entry.name}: the store refused it: {exc}; nothing from this file was kept")]
+                               message=f"{w.entry.name}: the store refused it: {exc}; nothing from this file "
+                                       f"was kept{_what_to_do(str(exc))}")]
         for w, fr, _, _, _ in pending:
             emit(w, "file_done", fr.read, w.entry.size or 0)
         by_name = {fr.path: fr for fr in done_reports} | {fr.path: fr for _, fr, _, _, _ in pending}
@@ -443,6 +444,16 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
             out.extend(_run_group(store, [w], progress, cancel, batch_size, total))
         return out
     return result
+
+
+def _what_to_do(error: str) -> str:
+    """What a user can do about a write the store refused, when the cause is theirs."""
+    low = error.lower()
+    if "no space left" in low or "file too large" in low or "disk is full" in low:
+        return "; the disk is full: free some space and import it again (what was stored before is intact)"
+    if "read-only file system" in low or "permission denied" in low:
+        return "; the data folder is read-only: make it writable or pass --data-dir a writable folder"
+    return ""
 
 
 @dataclass(slots=True)
@@ -630,7 +641,7 @@ def _append_chunks(store: EventStore, con, w: _Work, fr: FileReport, issues: lis
         where = f" after record {fr.read}" if fr.read else ""
         fr.status = "failed"
         fr.message = (f"{w.entry.name}: {w.importer.title} import failed{where}: "
-                      f"{type(exc).__name__}: {exc}; nothing from this file was kept")
+                      f"{type(exc).__name__}: {exc}; nothing from this file was kept{_what_to_do(str(exc))}")
         fr.read = fr.skipped = 0
         return None
     finally:

@@ -184,6 +184,7 @@ def test_a_read_only_data_folder_is_named_and_nothing_is_lost(tmp_path, imported
     """)
     assert "exit=1" in out.stdout, out.stdout + out.stderr
     assert str(imported) in out.stderr and "read-only" in out.stderr.lower(), out.stderr
+    assert "writable" in out.stderr, out.stderr
     assert "Traceback" not in out.stderr
     assert _events(imported) == events
 
@@ -205,7 +206,7 @@ def test_a_full_disk_fails_the_import_by_name_and_keeps_what_was_stored(tmp_path
     """)
     assert "exit=1" in out.stdout, out.stdout + out.stderr[-2000:]
     message = out.stdout + out.stderr
-    assert str(big) in message and ("disk is full" in message or "No space left" in message), message[-2000:]
+    assert str(big) in message and "disk is full: free some space" in message, message[-2000:]
     assert "Traceback" not in out.stderr
     assert "events=0" in out.stdout, out.stderr[-2000:]
     before = json.loads((tmp_path / "before.json").read_text())

@@ -59,7 +59,7 @@ def run_checks(data_dir) -> list[Check]:
         pass
 
     # the data dir and store
-    from engine.store import EventStore, StoreError, SCHEMA_VERSION, store_path
+    from engine.store import store_path
 
     try:
         data_dir.mkdir(parents=True, exist_ok=True)
@@ -73,14 +73,8 @@ def run_checks(data_dir) -> list[Check]:
     if not path.exists():
         checks.append(Check("store", "store file", "ok", f"{path} will be created on the first import"))
     else:
-        try:
-            with EventStore(path, read_only=True) as store:
-                n = store.count()
-                checks.append(Check("store", "store file", "ok",
-                                    f"{path}: schema {SCHEMA_VERSION}, {n:,} events, {len(store.imports())} imports"))
-        except StoreError as exc:
-            checks.append(Check("store", "store file", "fail", str(exc),
-                                "close other Hindsight windows, or open the store once to migrate it"))
+        checks.append(_store_check(path))
+    checks.extend(_derived_checks(data_dir))
 
     # importers
     from engine.settings import Settings, SettingsError
@@ -127,6 +121,92 @@ def run_checks(data_dir) -> list[Check]:
     return checks
 
 
+def _store_check(path) -> Check:
+    """The store opens, and every block of its events and imports reads back whole."""
+    from engine.derived import check_duckdb_file
+    from engine.store import SCHEMA_VERSION, EventStore, StoreError
+
+    try:
+        with EventStore(path, read_only=True) as store:
+            n = store.count()
+            imports = len(store.imports())
+    except StoreError as exc:
+        # a store Hindsight wrote has schema 1 at least: "schema 0" is a file it cannot read
+        if "another Hindsight process" in str(exc) or ("without read-only to migrate" in str(exc)
+                                                         and "has schema 0," not in str(exc)):
+            return Check("store", "store file", "fail", str(exc),
+                         "close other Hindsight windows, or open the store once to migrate it")
+        return _damaged_store(path, str(exc))
+    except Exception as exc:  # noqa: BLE001 - a damaged file fails in many ways; report, don't crash
+        return _damaged_store(path, f"{type(exc).__name__}: {exc}")
+    problem = check_duckdb_file(path, ("events", "imports"))
+    if problem is not None:
+        return _damaged_store(path, problem)
+    return Check("store", "store file", "ok", f"{path}: schema {SCHEMA_VERSION}, {n:,} events, {imports} imports")
+
+
+def _damaged_store(path, detail: str) -> Check:
+    backups = sorted(path.parent.glob(path.name + ".before-schema-*"))
+    restore = (f"copy the backup {backups[-1]} over it, then import what came later again" if backups
+               else "move it aside and import your exports again (they are the originals)")
+    return Check("store", "store file", "fail", f"the store {path} is damaged: {detail}",
+                 f"{restore}; nothing derived from it can be repaired until then")
+
+
+def _derived_checks(data_dir) -> list[Check]:
+    from engine.derived import registered
+
+    checks = []
+    for kind in registered():
+        try:
+            problem = kind.check(data_dir)
+        except Exception as exc:  # noqa: BLE001 - a check that fails is itself a finding
+            problem = f"its check failed: {type(exc).__name__}: {exc}"
+        checks.append(Check("derived", kind.name, "fail" if problem else "ok", problem or f"{kind.title}: whole",
+                            "run 'hindsight doctor --repair' to rebuild it from your events" if problem else ""))
+    return checks
+
+
+def repair(data_dir, store, names: set[str] | None = None) -> list[str]:
+    """Rebuild from the events each kind of derived data whose check fails (or those
+    in ``names``); returns what was done, one line each."""
+    from engine.derived import registered
+
+    done = []
+    for kind in registered():
+        problem = kind.check(data_dir)
+        if problem is None and (names is None or kind.name not in names):
+            continue
+        done.append(f"{kind.name}: {kind.rebuild(store, data_dir)}")
+    return done
+
+
+def _rebuild_search_index(store, data_dir) -> str:
+    from app.assemble import refresh_index
+    from engine.derived import remove_duckdb_file
+    from engine.retrieval.index import index_path
+
+    remove_duckdb_file(index_path(store.path))
+    return refresh_index(store)
+
+
+def _check_search_index(data_dir) -> str | None:
+    from engine.derived import check_duckdb_file
+    from engine.retrieval.index import index_path
+    from engine.store import store_path
+
+    return check_duckdb_file(index_path(store_path(data_dir)), ("docs", "sparse_terms", "sparse_done", "meta"))
+
+
+def _register_derived() -> None:
+    from engine.derived import DerivedData, register
+
+    register(DerivedData("search_index", "the search index", _check_search_index, _rebuild_search_index))
+
+
+_register_derived()
+
+
 def _planner_runtime() -> list[Check]:
     """Whether llama.cpp was built for this CPU: the portable build leaves AVX-512 and AMX
     unused (the planner reads prompts ~30% slower on our machines, and writes plans ~13%
@@ -160,9 +240,12 @@ def planner_runtime_check(used: set[str], cpu_flags: set[str]) -> Check:
 
 @click.command("doctor")
 @common
+@click.option("--repair", is_flag=True, help="Rebuild damaged derived data (the search index) from your events.")
 @click.pass_obj
-def doctor(obj: Ctx) -> int:
+def doctor(obj: Ctx, repair: bool) -> int:
     """Check that everything Hindsight needs is in place, and say what to do if not."""
+    if repair:
+        _run_repair(obj)
     checks = run_checks(obj.resolve())
     bad = [c for c in checks if c.status == "fail"]
     if obj.json:
@@ -177,3 +260,21 @@ def doctor(obj: Ctx) -> int:
             click.echo(f"  {marks[c.status]} {c.name}: {c.detail}" + (f"\n       → {c.fix}" if c.fix and c.status != "ok" else ""))
         click.echo("\nAll good." if not bad else f"\n{len(bad)} problem(s) found.")
     return EXIT_USER if bad else 0
+
+
+def _run_repair(obj: Ctx) -> None:
+    from app.errors import UserError
+
+    data_dir = obj.resolve()
+    store_check = _store_check(store_path_of(data_dir)) if store_path_of(data_dir).exists() else None
+    if store_check is not None and store_check.status == "fail":
+        raise UserError(f"{store_check.detail}; {store_check.fix}")
+    for line in repair(data_dir, obj.store()):
+        click.echo(f"repaired {line}", err=True)
+    obj.close()
+
+
+def store_path_of(data_dir):
+    from engine.store import store_path
+
+    return store_path(data_dir)

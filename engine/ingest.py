@@ -27,6 +27,7 @@ import duckdb
 import pyarrow as pa
 
 from engine import parallel_read
+from engine.archive import damage, looks_like_zip
 from engine.store import EventStore, batch_to_arrow, dumps, events_to_arrow
 from importers.base import Entry, Event, EventBatch, ImportContext, Importer, ImportIssue
 from importers.registry import Registry, default_registry
@@ -37,6 +38,13 @@ MIN_CONFIDENCE = 0.5
 MAX_STORED_ISSUES = 1000
 # Files every archive or folder may carry that mean nothing to anybody.
 _JUNK = {".ds_store", "thumbs.db", "desktop.ini"}
+# A member that unpacks to more than this many times its packed size, and to more than
+# ZIP_BOMB_BYTES, is a zip bomb: text exports pack 3-30x, and deflate tops out near 1030x.
+ZIP_BOMB_RATIO = 200
+ZIP_BOMB_BYTES = 256 << 20
+# Zips inside zips are opened this deep (a Takeout zip holds per-product zips; no export
+# nests deeper), so a recursive archive cannot unfold without end.
+ZIP_DEPTH = 3
 
 
 class ImportCancelled(Exception):
@@ -157,15 +165,36 @@ def _walk_file(path: Path, display: str, context: ImportContext, report: ImportR
     if zipfile.is_zipfile(path):
         yield from _walk_zip(lambda: open(path, "rb"), display, context, report)
         return
-    yield Entry.from_path(str(path), display, context)
+    entry = Entry.from_path(str(path), display, context)
+    if entry.size and (path.suffix.lower() == ".zip" or looks_like_zip(entry.head)):
+        # a zip without its table of contents: most often a download cut short
+        report.files.append(_damaged_zip(display, lambda: open(path, "rb")))
+        return
+    yield entry
+
+
+def _damaged_zip(display: str, opener: Callable[[], IO[bytes]], exc: BaseException | None = None) -> FileReport:
+    """The report for a zip that will not open, saying where it is damaged."""
+    try:
+        with opener() as fh:
+            size = fh.seek(0, os.SEEK_END)
+            why = damage(fh, size)
+    except (OSError, EOFError, zipfile.BadZipFile, ValueError) as inner:
+        why = f"{exc or inner}"
+    return FileReport(display, None, "failed",
+                      message=f"{display}: this zip is damaged ({why}); nothing in it was imported. "
+                              "Copy or download the export again")
 
 
 def _walk_zip(opener: Callable[[], IO[bytes]], display: str, context: ImportContext,
-              report: ImportReport) -> Iterator[Entry]:
+              report: ImportReport, depth: int = 1) -> Iterator[Entry]:
     try:
         with opener() as fh, zipfile.ZipFile(fh) as zf:
             infos = [i for i in zf.infolist() if not i.is_dir()]
-    except (zipfile.BadZipFile, OSError, EOFError) as exc:
+    except (zipfile.BadZipFile, EOFError) as exc:
+        report.files.append(_damaged_zip(display, opener, exc))
+        return
+    except OSError as exc:
         report.files.append(FileReport(display, None, "failed",
                                        message=f"{display}: cannot read the zip archive: {exc}"))
         return
@@ -174,6 +203,12 @@ def _walk_zip(opener: Callable[[], IO[bytes]], display: str, context: ImportCont
         base = info.filename.rsplit("/", 1)[-1].lower()
         if base in _JUNK or info.filename.startswith("__MACOSX/"):
             report.ignored.append({"path": name, "reason": "system file"})
+            continue
+        if info.file_size > ZIP_BOMB_BYTES and info.file_size > ZIP_BOMB_RATIO * max(info.compress_size, 1):
+            report.files.append(FileReport(
+                name, None, "failed",
+                message=f"{name}: not imported: it would unpack {info.compress_size:,} bytes to "
+                        f"{info.file_size:,} (a zip bomb, or a damaged archive)"))
             continue
 
         def member_opener(info=info) -> IO[bytes]:
@@ -195,7 +230,12 @@ def _walk_zip(opener: Callable[[], IO[bytes]], display: str, context: ImportCont
             return member
 
         if base.endswith(".zip"):
-            yield from _walk_zip(member_opener, name, context, report)
+            if depth >= ZIP_DEPTH:
+                report.files.append(FileReport(name, None, "failed",
+                                               message=f"{name}: not opened: zips nested deeper than "
+                                                       f"{ZIP_DEPTH} levels are not imported"))
+                continue
+            yield from _walk_zip(member_opener, name, context, report, depth + 1)
         else:
             yield Entry(name, member_opener, info.file_size, context)
 
@@ -386,7 +426,8 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
             w = group[0]
             log.exception("import of %s failed in the database", w.entry.name)
             return [FileReport(w.entry.name, w.importer.name, "failed",
-                               message=f"{w.entry.name}: the store refused it: {exc}; nothing from this file was kept")]
+                               message=f"{w.entry.name}: the store refused it: {exc}; nothing from this file "
+                                       f"was kept{_what_to_do(str(exc))}")]
         for w, fr, _, _, _ in pending:
             emit(w, "file_done", fr.read, w.entry.size or 0)
         by_name = {fr.path: fr for fr in done_reports} | {fr.path: fr for _, fr, _, _, _ in pending}
@@ -403,6 +444,16 @@ def _run_group(store: EventStore, group: list[_Work], progress: ProgressCallback
             out.extend(_run_group(store, [w], progress, cancel, batch_size, total))
         return out
     return result
+
+
+def _what_to_do(error: str) -> str:
+    """What a user can do about a write the store refused, when the cause is theirs."""
+    low = error.lower()
+    if "no space left" in low or "file too large" in low or "disk is full" in low:
+        return "; the disk is full: free some space and import it again (what was stored before is intact)"
+    if "read-only file system" in low or "permission denied" in low:
+        return "; the data folder is read-only: make it writable or pass --data-dir a writable folder"
+    return ""
 
 
 @dataclass(slots=True)
@@ -590,7 +641,7 @@ def _append_chunks(store: EventStore, con, w: _Work, fr: FileReport, issues: lis
         where = f" after record {fr.read}" if fr.read else ""
         fr.status = "failed"
         fr.message = (f"{w.entry.name}: {w.importer.title} import failed{where}: "
-                      f"{type(exc).__name__}: {exc}; nothing from this file was kept")
+                      f"{type(exc).__name__}: {exc}; nothing from this file was kept{_what_to_do(str(exc))}")
         fr.read = fr.skipped = 0
         return None
     finally:

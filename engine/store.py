@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import logging
 import os
+import re
+import shutil
 import tempfile
 import threading
 import uuid
@@ -109,13 +111,14 @@ class EventStore:
             self._db = duckdb.connect(self.path, read_only=read_only,
                                       config={"memory_limit": memory_limit})
         except duckdb.IOException as exc:
-            if "lock" in str(exc).lower():
+            # "Could not set lock on file ... Conflicting lock is held" (not the "block" of a checksum error)
+            if re.search(r"\block\b", str(exc), re.I):
                 raise StoreError(
                     f"the store {self.path} is open in another Hindsight process; "
                     "close it (or wait for its import to finish) and try again") from exc
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+            raise StoreError(_cannot_open(self.path, exc)) from exc
         except duckdb.Error as exc:
-            raise StoreError(f"cannot open the store {self.path}: {exc}") from exc
+            raise StoreError(_cannot_open(self.path, exc)) from exc
         self.read_only = read_only
         self._local = threading.local()
         self._cursors: list[duckdb.DuckDBPyConnection] = []
@@ -187,6 +190,8 @@ class EventStore:
         if current > SCHEMA_VERSION:
             raise StoreError(f"the store {self.path} was written by a newer Hindsight "
                              f"(schema {current}, this one knows {SCHEMA_VERSION}); update Hindsight")
+        if 0 < current < SCHEMA_VERSION:
+            self._backup_before_migration(con, current)
         for version in range(current, SCHEMA_VERSION):
             why, sql = _MIGRATIONS[version]
             log.info("migrating store %s to schema %d: %s", self.path, version + 1, why)
@@ -198,6 +203,26 @@ class EventStore:
             except Exception:
                 con.rollback()
                 raise
+
+    def _backup_before_migration(self, con: duckdb.DuckDBPyConnection, current: int) -> Path | None:
+        """Copy the store aside before its schema changes: a migration that fails
+        halfway, or a newer Hindsight the user goes back from, leaves the copy whole.
+        ``hindsight.duckdb.before-schema-3`` is the store as schema 2 left it."""
+        if self.path == ":memory:":
+            return None
+        source = Path(self.path)
+        backup = source.with_name(f"{source.name}.before-schema-{current + 1}")
+        con.execute("CHECKPOINT")  # everything committed is in the file, none of it only in the log
+        partial = backup.with_name(backup.name + ".partial")
+        try:
+            shutil.copyfile(source, partial)
+            os.replace(partial, backup)
+        except OSError as exc:
+            partial.unlink(missing_ok=True)
+            raise StoreError(f"cannot back up the store {source} to {backup} before updating its schema: "
+                             f"{exc}; free some disk space and open it again") from exc
+        log.info("backed up the store %s to %s before migrating it from schema %d", source, backup, current)
+        return backup
 
     # ---- writer-side helpers (call only inside write()) ----------------------------
     @contextmanager
@@ -428,6 +453,16 @@ class EventStore:
                 raise
             return len(removed)
         return self.write(job).result()
+
+
+def _cannot_open(path: str, exc: BaseException) -> str:
+    text = str(exc)
+    if "read-only file system" in text.lower() or "permission denied" in text.lower():
+        return (f"cannot open the store {path}: its folder is read-only ({text}); "
+                "make it writable, or pass --data-dir a writable folder")
+    if "corrupt" in text.lower() or "checksum" in text.lower():
+        return (f"the store {path} is damaged ({text}); run 'hindsight doctor' for what to do")
+    return f"cannot open the store {path}: {text}"
 
 
 def _sql_text(value: str) -> str:

@@ -11,6 +11,7 @@ from typing import IO, Any
 import ijson
 import orjson
 
+from importers._utf8 import Utf8Repaired, not_utf8_warning
 from importers.base import ImportIssue
 
 CHUNK_BYTES = 1 << 20
@@ -32,12 +33,12 @@ def iter_array(f: IO[bytes], prefix: str = "item", *,
     ijson from its start, which skips the items already yielded and decides the
     rest exactly as it always did."""
     if reopen is None or prefix != "item":
-        yield from _ijson_items(f, prefix)
+        yield from _ijson_items(f, prefix, reopen=reopen)
         return
     buf = f.read(CHUNK_BYTES)
     start = len(buf) - len(buf.lstrip(_WHITESPACE))
     if buf[start:start + 1] != b"[":  # not an array (or a BOM): ijson says what it is
-        yield from _ijson_items(_Chained(buf, f), prefix)
+        yield from _ijson_items(_Chained(buf, f), prefix, reopen=reopen)
         return
     start += 1
     index = 0
@@ -61,7 +62,7 @@ def iter_array(f: IO[bytes], prefix: str = "item", *,
         if parsed is None:
             del buf
             with reopen() as again:
-                yield from _ijson_items(again, prefix, skip=index)
+                yield from _ijson_items(again, prefix, skip=index, reopen=reopen)
             return
         items, cut = parsed
         for item in items:
@@ -117,20 +118,44 @@ def _parse_items(buf: bytes, start: int, cut: int) -> tuple[list, int] | None:
     return None
 
 
-def _ijson_items(f: IO[bytes], prefix: str, skip: int = 0) -> Iterator[tuple[int, Any] | ImportIssue]:
-    """ijson over ``f``, leaving out the first ``skip`` items (already yielded)."""
+def _ijson_items(f: IO[bytes], prefix: str, skip: int = 0, *, reopen: Callable[[], IO[bytes]] | None = None,
+                 python_backend: bool = False) -> Iterator[tuple[int, Any] | ImportIssue]:
+    """ijson over ``f``, leaving out the first ``skip`` items (already yielded).
+    Bytes that are not UTF-8 are read as U+FFFD (ijson would stop the file there),
+    and a warning at the end says where the first of them was."""
     index = -1
+    repaired = Utf8Repaired(f)
     try:
-        for index, item in enumerate(ijson.items(f, prefix, use_float=True), start=0):
+        parser = ijson.get_backend("python") if python_backend else ijson
+        for index, item in enumerate(parser.items(repaired, prefix, use_float=True), start=0):
             if index >= skip:
-                yield index, item
+                yield index, (_floats_past_64_bits(item) if python_backend else item)
+        if repaired.first_bad is not None:
+            yield not_utf8_warning(repaired.first_bad)
     except ijson.common.IncompleteJSONError as exc:
+        if "integer overflow" in str(exc) and not python_backend and reopen is not None:
+            # yajl holds integers in 64 bits; ijson's own parser reads any size (slowly)
+            with reopen() as again:
+                yield from _ijson_items(again, prefix, skip=max(index + 1, skip), python_backend=True)
+            return
         # ``index`` is the last good item (0-based), so the broken one is index + 2 (1-based).
         where = f"after {index + 1} complete items" if index >= 0 else "at the start"
         msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "unexpected end of file"
         yield ImportIssue(f"item {index + 2}", f"the JSON is broken or truncated {where}: {msg}")
     except (ijson.common.JSONError, UnicodeDecodeError, ValueError) as exc:
         yield ImportIssue(f"item {index + 2}", f"not valid JSON: {exc}")
+
+
+def _floats_past_64_bits(value: Any) -> Any:
+    """Integers no 64-bit field can hold, as floats (as orjson would read them), so
+    no importer meets one that orjson cannot write back."""
+    if isinstance(value, int) and not isinstance(value, bool) and not -(1 << 63) <= value < (1 << 64):
+        return float(value)
+    if isinstance(value, dict):
+        return {k: _floats_past_64_bits(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_floats_past_64_bits(v) for v in value]
+    return value
 
 
 class _Chained(io.RawIOBase):
@@ -173,7 +198,7 @@ def objects(items: Iterable[tuple[int, Any] | ImportIssue], *,
     where = f"{label} " if label else ""
     for item in items:
         if isinstance(item, ImportIssue):
-            yield ImportIssue(where + item.locator, item.reason) if where else item
+            yield ImportIssue(where + item.locator, item.reason, item.kept) if where else item
             return
         index, rec = item
         loc = f"{where}item {index + 1}"

@@ -52,6 +52,7 @@ from xml.etree import ElementTree as ET
 
 import orjson
 
+from importers._utf8 import Utf8Repaired, not_utf8_warning
 from importers.base import Entry, Event, Importer, ImportIssue, offset_minutes
 
 log = logging.getLogger(__name__)
@@ -518,6 +519,12 @@ def _activity_summary(elem: ET.Element, loc: str, zone) -> Event | ImportIssue |
 
 # ---- the reader -----------------------------------------------------------------------------
 
+def _declares_utf8(head: bytes) -> bool:
+    """Whether the XML is UTF-8: it says so, or names no encoding (XML's default)."""
+    m = re.match(rb"\s*<\?xml[^>]*encoding=[\"']([A-Za-z0-9._-]+)", head)
+    return m is None or m.group(1).lower().replace(b"_", b"-") in (b"utf-8", b"utf8")
+
+
 def read(entry: Entry) -> Iterator[Event | ImportIssue]:
     zone = entry.context.home_tz
     agg = _Aggregates()
@@ -527,7 +534,9 @@ def read(entry: Entry) -> Iterator[Event | ImportIssue]:
     seen_root = False
     depth = 0
     root: ET.Element | None = None
-    with entry.open() as f:
+    with entry.open() as raw:
+        # a byte that is not UTF-8 would end expat's parse there, and every record after it
+        f = Utf8Repaired(raw) if _declares_utf8(entry.head) else raw
         try:
             for event, elem in ET.iterparse(f, events=("start", "end")):
                 if event == "start":
@@ -576,6 +585,8 @@ def read(entry: Entry) -> Iterator[Event | ImportIssue]:
         except (OSError, EOFError, zipfile.BadZipFile, zlib.error) as exc:
             yield ImportIssue("file", f"cannot read the rest of the file: {exc}")
             broken = True
+        if isinstance(f, Utf8Repaired) and f.first_bad is not None:
+            yield not_utf8_warning(f.first_bad)
     if not seen_root:
         return
     if broken:

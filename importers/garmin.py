@@ -18,9 +18,9 @@ import re
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 
-import ijson
 import orjson
 
+from importers._json import iter_array
 from importers._workout import workout_attributes
 from importers.base import UTC, Entry, Event, Importer, ImportIssue, offset_minutes
 from importers.strava import sport_of
@@ -169,17 +169,14 @@ def _items(entry: Entry) -> Iterator[tuple[str, object] | ImportIssue]:
     wrapped = b'"summarizedActivitiesExport"' in entry.head or not (b'"activityId"' in entry.head
                                                                      or b'"beginTimestamp"' in entry.head)
     prefix = "item.summarizedActivitiesExport.item" if wrapped else "item"
-    index = -1
-    try:
-        with entry.open() as f:
-            for index, rec in enumerate(ijson.items(f, prefix, use_float=True)):
-                yield f"activity {index + 1}", rec
-    except ijson.common.IncompleteJSONError as exc:
-        msg = str(exc).strip().splitlines()[0] if str(exc).strip() else "unexpected end of file"
-        yield ImportIssue(f"activity {index + 2}",
-                          f"the JSON is broken or truncated after activity {index + 1}: {msg}")
-    except (ijson.common.JSONError, UnicodeDecodeError, ValueError) as exc:
-        yield ImportIssue(f"activity {index + 2}", f"not valid JSON: {exc}")
+    with entry.open() as f:
+        for item in iter_array(f, prefix, reopen=entry.open):
+            if isinstance(item, ImportIssue):  # the array broke (or a warning): say it of activities
+                yield ImportIssue(item.locator.replace("item", "activity", 1),
+                                  item.reason.replace(" items", " activities"), item.kept)
+                return
+            index, rec = item
+            yield f"activity {index + 1}", rec
 
 
 def read_activities(entry: Entry) -> Iterator[Event | ImportIssue]:

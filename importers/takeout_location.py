@@ -367,7 +367,7 @@ def read_ios(entry: Entry) -> Iterator[Event | ImportIssue]:
 
 def _read_array(entry: Entry, prefix: str, label: str, convert) -> Iterator[Event | ImportIssue]:
     with entry.open() as f:
-        for item in iter_objects(f, prefix, label=label):
+        for item in iter_objects(f, prefix, label=label, reopen=entry.open):
             if isinstance(item, ImportIssue):
                 yield item
                 continue

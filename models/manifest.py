@@ -65,9 +65,18 @@ def read(path: Path) -> Manifest | None:
 
 
 def stored(cache: Path, role: str, key: str) -> Manifest | None:
-    """The manifest of a finished build with this key, if its files are still there."""
+    """The manifest of a finished build with this key, if its files are still there.
+
+    A build writes its manifest last (atomically), so a build killed midway has none
+    and is never used. A model file whose size is not the one recorded (cut short
+    later, on a full disk say) is not used either: the next build makes it again."""
     m = read(build_dir(cache, role, key) / "manifest.json")
-    return m if m is not None and Path(m.path).exists() else None
+    if m is None:
+        return None
+    path = Path(m.path)
+    if not path.exists() or (path.is_file() and path.stat().st_size != m.bytes):
+        return None
+    return m
 
 
 def save(cache: Path, manifest: Manifest) -> None:

@@ -15,6 +15,7 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import amazon
 from importers.base import Entry, ImportContext
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "amazon"
@@ -120,11 +121,11 @@ VALID = RETAIL.read_bytes()
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
-    list(amazon.read_orders(Entry.from_bytes("Retail.OrderHistory.1.csv", data, CTX)))
+    items_keep_the_contract(amazon.read_orders(Entry.from_bytes("Retail.OrderHistory.1.csv", data, CTX)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(VALID) - 1), st.binary(min_size=1, max_size=8), st.integers(0, 60))
 def test_fuzz_mutated_valid_file(pos, patch, cut):
     data = VALID[:pos] + patch + VALID[pos + len(patch):len(VALID) - cut]
-    list(amazon.read_orders(Entry.from_bytes("Retail.OrderHistory.1.csv", data, CTX)))
+    items_keep_the_contract(amazon.read_orders(Entry.from_bytes("Retail.OrderHistory.1.csv", data, CTX)))

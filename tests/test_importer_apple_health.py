@@ -17,6 +17,7 @@ from engine.store import EventStore
 from importers import apple_health
 from importers.base import Entry, Event, ImportContext, ImportIssue
 from tests.conftest import SHARED
+from tests.reliability.contract import items_keep_the_contract
 
 FIXTURES = Path(__file__).parent / "fixtures"
 FIX = FIXTURES / "apple_health"
@@ -184,10 +185,14 @@ def test_truncated_file_keeps_workouts_and_explains_missing_totals(store):
     assert store.events(kind="health_summary") == [] and store.events(kind="sleep") == []
 
 
-def test_wrong_encoding_names_the_line(store):
+def test_a_byte_that_is_not_utf8_is_a_located_warning_and_the_rest_imports(store):
     f = run(store, FIX / "latin1_export.xml").to_json()["files"][0]
-    assert f["issues"][0]["locator"] == "line 55, column 67"
-    assert "malformed" in f["issues"][0]["reason"]
+    line55 = b"".join((FIX / "latin1_export.xml").read_bytes().splitlines(keepends=True)[:54])
+    # the Latin-1 "ü" of line 55, column 67 (expat counts from 0)
+    assert f["issues"][0]["locator"] == f"byte {len(line55) + 67:,}" and f["issues"][0]["kept"]
+    assert "not UTF-8" in f["issues"][0]["reason"]
+    assert f["added"] == 11
+    assert any("J\ufffdrgens iPhone" in (e["raw"] or "") for e in store.events(with_raw=True))
 
 
 def test_bad_records_become_issues_and_the_rest_imports(store):
@@ -218,14 +223,14 @@ def test_recognize_refuses_other_importers_fixtures():
 
 
 def _consume(data: bytes) -> list:
-    return list(apple_health.read(Entry.from_bytes("export.xml", data, BERLIN)))
+    return items_keep_the_contract(apple_health.read(Entry.from_bytes("export.xml", data, BERLIN)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
     for item in _consume(b'<?xml version="1.0"?><HealthData>' + data):
-        assert isinstance(item, (Event, ImportIssue))
+        items_keep_the_contract([item])
     _consume(data)
 
 
@@ -256,7 +261,7 @@ def test_fuzz_mutated_records(tag, attrs, child, cut):
            f'</{tag}></HealthData>').encode()
     for data in (doc, doc[:cut]):
         for item in _consume(data):
-            assert isinstance(item, (Event, ImportIssue))
+            items_keep_the_contract([item])
             if isinstance(item, Event):
                 # what the store would do with it must work too
                 from engine.store import events_to_arrow

@@ -18,6 +18,7 @@ from engine.store import EventStore
 from importers.base import Entry, Event, ImportContext, ImportIssue
 from importers.calendar import IMPORTERS, MAX_OCCURRENCES
 from tests.conftest import SHARED
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures" / "calendar"
 GOOGLE = FIX / "Takeout" / "Calendar" / "alex.doe@example.org.ics"
@@ -188,7 +189,7 @@ def test_corpus_never_crashes(store, capsys):
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
     for item in IMPORTER.read(Entry.from_bytes("x.ics", data, BERLIN)):
-        assert isinstance(item, (Event, ImportIssue))
+        items_keep_the_contract([item])
 
 
 _LINES = GOOGLE.read_text(encoding="utf-8").splitlines()
@@ -214,4 +215,4 @@ def test_fuzz_mutated_calendar(mutations):
             break
     data = "\r\n".join(lines).encode("utf-8", "surrogatepass")
     for item in IMPORTER.read(Entry.from_bytes("x.ics", data, BERLIN)):
-        assert isinstance(item, (Event, ImportIssue))
+        items_keep_the_contract([item])

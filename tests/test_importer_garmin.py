@@ -15,6 +15,7 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import garmin
 from importers.base import Entry, ImportContext
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "garmin"
@@ -111,7 +112,7 @@ VALID = MAIN.read_bytes()
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
-    list(garmin.read_activities(Entry.from_bytes("x_summarizedActivities.json", data, CTX)))
+    items_keep_the_contract(garmin.read_activities(Entry.from_bytes("x_summarizedActivities.json", data, CTX)))
 
 
 json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=10),
@@ -124,9 +125,9 @@ json_values = st.recursive(st.none() | st.booleans() | st.integers() | st.floats
        st.sampled_from(["beginTimestamp", "startTimeLocal", "duration", "distance", "avgHr", "name",
                         "activityType", "activityId"]), json_values)
 def test_fuzz_mutated_records(pos, patch, field, value):
-    list(garmin.read_activities(Entry.from_bytes(
+    items_keep_the_contract(garmin.read_activities(Entry.from_bytes(
         "x_summarizedActivities.json", VALID[:pos] + patch + VALID[pos + len(patch):], CTX)))
     recs = json.loads(VALID)
     recs[0]["summarizedActivitiesExport"][0][field] = value
     data = json.dumps(recs, allow_nan=True).encode()
-    list(garmin.read_activities(Entry.from_bytes("x_summarizedActivities.json", data, CTX)))
+    items_keep_the_contract(garmin.read_activities(Entry.from_bytes("x_summarizedActivities.json", data, CTX)))

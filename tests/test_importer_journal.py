@@ -17,6 +17,7 @@ from engine.store import EventStore
 from importers import journal
 from importers.base import Entry, ImportContext
 from tests.conftest import SHARED
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "journal"
@@ -179,15 +180,15 @@ NOTE = (HERE / "vault" / "2023-03-25.md").read_bytes()
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
-    list(journal.read_daily_note(Entry.from_bytes("2023-01-01.md", data, CTX)))
-    list(journal.read_dayone(Entry.from_bytes("Journal.json", data, CTX)))
+    items_keep_the_contract(journal.read_daily_note(Entry.from_bytes("2023-01-01.md", data, CTX)))
+    items_keep_the_contract(journal.read_dayone(Entry.from_bytes("Journal.json", data, CTX)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, 10_000), st.binary(min_size=1, max_size=8), st.text(max_size=200))
 def test_fuzz_mutated_valid_files(pos, patch, text):
     p = pos % len(DAYONE)
-    list(journal.read_dayone(Entry.from_bytes("Journal.json", DAYONE[:p] + patch + DAYONE[p + len(patch):], CTX)))
+    items_keep_the_contract(journal.read_dayone(Entry.from_bytes("Journal.json", DAYONE[:p] + patch + DAYONE[p + len(patch):], CTX)))
     q = pos % len(NOTE)
-    list(journal.read_daily_note(Entry.from_bytes("2023-01-01.md", NOTE[:q] + patch + NOTE[q + len(patch):], CTX)))
-    list(journal.read_daily_note(Entry.from_bytes("2023_01_01.md", ("---\n" + text).encode(), CTX)))
+    items_keep_the_contract(journal.read_daily_note(Entry.from_bytes("2023-01-01.md", NOTE[:q] + patch + NOTE[q + len(patch):], CTX)))
+    items_keep_the_contract(journal.read_daily_note(Entry.from_bytes("2023_01_01.md", ("---\n" + text).encode(), CTX)))

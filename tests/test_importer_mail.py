@@ -17,6 +17,7 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers.base import Entry, Event, ImportContext, ImportIssue
 from importers.mail import IMPORTERS, html_to_text
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures" / "mail"
 GMAIL = FIX / "Takeout" / "Mail" / "All mail Including Spam and Trash.mbox"
@@ -169,7 +170,7 @@ def test_html_to_text():
 @given(st.binary(max_size=3000))
 def test_fuzz_random_bytes(data):
     for item in IMPORTER.read(Entry.from_bytes("x.mbox", b"From a@b Mon Jan  1 00:00:00 2024\n" + data, BERLIN)):
-        assert isinstance(item, (Event, ImportIssue))
+        items_keep_the_contract([item])
 
 
 _GMAIL_LINES = GMAIL.read_bytes().split(b"\n")
@@ -194,4 +195,4 @@ def test_fuzz_mutated_mbox(mutations):
         else:
             lines[index] = lines[index] + junk
     for item in IMPORTER.read(Entry.from_bytes("x.mbox", b"\n".join(lines), BERLIN)):
-        assert isinstance(item, (Event, ImportIssue))
+        items_keep_the_contract([item])

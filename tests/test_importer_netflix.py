@@ -16,6 +16,7 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import netflix
 from importers.base import Entry, ImportContext, ImportIssue
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "netflix"
@@ -155,7 +156,7 @@ VALID = (HERE / "ViewingActivity.csv").read_bytes()
 def test_fuzz_random_bytes(data):
     for imp in OURS:
         for item in imp.read(Entry.from_bytes("ViewingActivity.csv", data, CTX)):
-            assert not isinstance(item, ImportIssue) or item.reason
+            items_keep_the_contract([item])
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -163,8 +164,8 @@ def test_fuzz_random_bytes(data):
 def test_fuzz_mutated_valid_file(pos, patch, cut):
     data = VALID[:pos] + patch + VALID[pos + len(patch):len(VALID) - cut]
     for imp in OURS:
-        list(imp.read(Entry.from_bytes("ViewingActivity.csv", data, CTX)))
+        items_keep_the_contract(imp.read(Entry.from_bytes("ViewingActivity.csv", data, CTX)))
     hist = (HERE / "NetflixViewingHistory.csv").read_bytes()
     p = pos % len(hist)
-    list(netflix.read_history(Entry.from_bytes("NetflixViewingHistory.csv",
+    items_keep_the_contract(netflix.read_history(Entry.from_bytes("NetflixViewingHistory.csv",
                                                hist[:p] + patch + hist[p + len(patch):], CTX)))

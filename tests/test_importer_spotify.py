@@ -12,6 +12,7 @@ from engine.ingest import import_paths
 from importers.base import Entry, ImportIssue
 from importers.spotify import read_basic, read_extended
 from tests.conftest import FIXTURES
+from tests.reliability.contract import items_keep_the_contract
 
 SPOTIFY = FIXTURES / "spotify"
 
@@ -105,7 +106,7 @@ def test_other_json_is_not_claimed():
 
 
 def _consume(reader, data: bytes) -> list:
-    return list(reader(Entry.from_bytes("Streaming_History_Audio_2023_0.json", data)))
+    return items_keep_the_contract(reader(Entry.from_bytes("Streaming_History_Audio_2023_0.json", data)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

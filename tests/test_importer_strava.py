@@ -16,6 +16,7 @@ from engine.ingest import import_paths
 from engine.store import EventStore
 from importers import strava
 from importers.base import Entry, ImportContext
+from tests.reliability.contract import items_keep_the_contract
 
 FIX = Path(__file__).parent / "fixtures"
 HERE = FIX / "strava"
@@ -141,14 +142,14 @@ VALID = (HERE / "activities.csv").read_bytes()
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.binary(max_size=2000))
 def test_fuzz_random_bytes(data):
-    list(strava.read_activities(Entry.from_bytes("activities.csv", data, CTX)))
+    items_keep_the_contract(strava.read_activities(Entry.from_bytes("activities.csv", data, CTX)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(st.integers(0, len(VALID) - 1), st.binary(min_size=1, max_size=8), st.integers(0, 60))
 def test_fuzz_mutated_valid_file(pos, patch, cut):
     data = VALID[:pos] + patch + VALID[pos + len(patch):len(VALID) - cut]
-    list(strava.read_activities(Entry.from_bytes("activities.csv", data, CTX)))
+    items_keep_the_contract(strava.read_activities(Entry.from_bytes("activities.csv", data, CTX)))
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

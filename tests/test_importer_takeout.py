@@ -199,8 +199,9 @@ def test_broken_my_activity_files(store):
     assert [i["locator"] for i in bad["issues"]] == ["item 2", "item 3", "item 4", "item 5"]
     assert "last tuesday" in bad["issues"][1]["reason"] and "title" in bad["issues"][3]["reason"]
     latin = files["MyActivity_latin1.json"]
-    assert latin["added"] == 0 and "UTF8" in latin["issues"][0]["reason"]
-    assert latin["issues"][0]["locator"] == "item 1"
+    # bytes that are not UTF-8 are read as U+FFFD: the record is kept, with a located warning
+    assert latin["added"] == 1 and "not UTF-8" in latin["issues"][0]["reason"] and latin["issues"][0]["kept"]
+    assert latin["issues"][0]["locator"].startswith("byte ")
     assert files["MyActivity_empty.json"]["status"] == "empty"
     sem_trunc = files["2024_APRIL_truncated.json"]
     assert sem_trunc["added"] == 2 and sem_trunc["issues"][0]["locator"] == "timelineObjects item 3"

@@ -143,7 +143,7 @@ class RetrievalIndex:
             self._db = duckdb.connect(self.path)
         except duckdb.Error as exc:
             raise RetrievalIndexError(f"cannot open the retrieval index {self.path}: {exc}; "
-                              "delete the file to rebuild it") from exc
+                              "run 'hindsight doctor --repair' to rebuild it from your events") from exc
         self._db.execute("CREATE TABLE IF NOT EXISTS docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS sparse_terms (id VARCHAR NOT NULL, term VARCHAR NOT NULL, "
                          "weight FLOAT NOT NULL)")

@@ -52,12 +52,22 @@ def without_nan_guards(model) -> int:
     return len(passed_on)
 
 
+def onnxruntime():
+    """The onnxruntime module with its telemetry off (see ``models/__init__``, which
+    sets ``ORT_DISABLE_TELEMETRY`` before it loads; this also turns the events off
+    through the API, for a build that reads another variable)."""
+    import onnxruntime as ort
+
+    ort.disable_telemetry_events()
+    return ort
+
+
 def session(path: Path, threads: int):
     """An onnxruntime CPU session over the model at ``path``, its softmax guards
     removed (:func:`without_nan_guards`), on ``threads`` threads."""
     import onnx
-    import onnxruntime as ort
 
+    ort = onnxruntime()
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = threads
     opts.inter_op_num_threads = 1

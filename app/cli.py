@@ -142,16 +142,27 @@ def _import_with_progress(store, paths, registry, context, only, cancel):
 def _index_progress(show: bool):
     if not show:
         return None
+    import time
+
     last = [0.0]
+    began: dict[str, tuple[float, int]] = {}  # stage -> (when, done) at its first report
 
     def progress(stage: str, done: int, total: int) -> None:
-        import time
-
         now = time.monotonic()
+        since, first = began.setdefault(stage, (now, done))
         if now - last[0] > 1.0 or done == total:
             last[0] = now
-            click.echo(f"\r  indexing for search: {stage} {done:,}/{total:,}", err=True, nl=done == total)
+            left = ""
+            if now - since > 2 and done > first and done < total:  # a pace to tell the time left by
+                left = f", about {_duration((total - done) * (now - since) / (done - first))} left"
+            click.echo(f"\r  indexing for search: {stage} {done:,}/{total:,}{left}\033[K", err=True,
+                       nl=done == total)
     return progress
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds} s" if seconds < 90 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 def _print_report(report) -> None:

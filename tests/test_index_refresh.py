@@ -184,6 +184,36 @@ def test_a_second_refresh_waits_for_the_first_and_finds_nothing_to_do(store):
     index.close()
 
 
+def test_a_question_asked_during_a_refresh_says_it_waits_and_why(store):
+    from engine.execute import execute
+    from engine.operators import Models
+    from tests.test_operators import TODAY, FakePatterns
+
+    add(store, plays("Uprising", 3) + plays("Starlight", 2, start=10))
+    sparse = GatedSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    first = threading.Thread(target=index.refresh)
+    first.start()
+    assert sparse.entered.wait(10)
+    assert index.refreshing()[:3] == ("sparse", 0, 5)
+    said: list[str] = []
+    results = {}
+    question = threading.Thread(target=lambda: results.setdefault("r", execute(
+        'RETRIEVE(query="songs")', store, Models(sparse=sparse, patterns=FakePatterns({}, default="relevant")),
+        today=TODAY, index=index, progress=lambda p: said.append(getattr(p, "message", str(p))))))
+    question.start()
+    question.join(0.5)
+    assert question.is_alive(), "the question waits for the refresh"
+    assert any("waiting for the search index" in s and "encoding new events for search: 0 of 5" in s for s in said)
+    sparse.gate.set()
+    first.join(10)
+    question.join(10)
+    assert len(results["r"].rows) == 5
+    assert any("waiting for the search index" in n for st in results["r"].nodes for n in st.notes)
+    assert index.refreshing() is None
+    index.close()
+
+
 def test_cancel_stops_a_refresh_waiting_for_another(store):
     add(store, plays("Uprising", 3))
     sparse = GatedSparse()

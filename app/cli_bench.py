@@ -16,8 +16,7 @@ def bench() -> None:
 
 @bench.command("scale")
 @common
-@click.option("--import", "do_import", is_flag=True, default=True, show_default=True,
-              help="Import throughput and peak RSS on generated files.")
+@click.option("--import", "do_import", is_flag=True, hidden=True, help="Kept for old scripts; see --import-only.")
 @click.option("--import-only", is_flag=True,
               help="Only import throughput and peak RSS on one large generated Spotify file per size.")
 @click.option("--sizes", default=None,
@@ -52,6 +51,30 @@ def scale(obj: Ctx, do_import: bool, import_only: bool, sizes: str | None, quest
         raise UserError(f"--sizes: {exc}") from None
     figures = scale_mix.run(sorted(ns), Path(work_dir), questions=questions, echo=echo)
     _finish(obj, "scale-mix", figures, scale_mix.table(figures), results)
+
+
+@bench.command("index")
+@common
+@click.option("--plays", type=click.IntRange(min=1), default=43_060, show_default=True,
+              help="Spotify plays in the generated export.")
+@click.option("--tracks", type=click.IntRange(min=1), default=123, show_default=True,
+              help="Songs they are plays of (the favourites played most, Zipf).")
+@click.option("--results", type=click.Path(file_okay=False), default="bench-results", show_default=True)
+@click.pass_obj
+def index_cmd(obj: Ctx, plays: int, tracks: int, results: str) -> None:
+    """Search-index throughput (events/s) on a Spotify-heavy store, with the real encoders."""
+    from app.bench import scale as scale_bench
+    from models.registry import ModelMissing
+
+    try:
+        figures = scale_bench.index_run(plays, tracks, echo=_stderr_echo if obj.json else click.echo)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    table = ("| events | songs | seconds | events/s | texts SPLADE-encoded | texts embedded | peak RSS MB |\n"
+             "|---:|---:|---:|---:|---:|---:|---:|\n"
+             f"| {figures['events']:,} | {tracks} | {figures['seconds']} | {figures['events_per_s']:,.0f} | "
+             f"{figures['sparse_texts']:,} | {figures['embedded_texts']:,} | {figures['peak_rss_mb']:,} |")
+    _finish(obj, "index", figures, table, results)
 
 
 def _stderr_echo(message: str) -> None:

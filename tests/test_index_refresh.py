@@ -424,3 +424,19 @@ def test_a_refresh_killed_halfway_loses_no_finished_work(tmp_path, stage):
     assert len(index.passage_similarities(DiaryEmbedder().embed(["run"])[0], [e.id for e in songs])) == len(songs)
     index.close()
     store.close()
+
+
+def test_the_encoders_read_numbers_only_where_they_are_attribute_values():
+    from engine.retrieval.units import event_units, without_numbers
+
+    assert without_numbers("Listened to 1979 by Smashing Pumpkins from Mellon Collie Vol. 2 for 3 min 12 s.",
+                           ["Mellon Collie Vol. 2", "1979"]) == \
+        "Listened to 1979 by Smashing Pumpkins from Mellon Collie Vol. 2."
+    assert without_numbers("Song 12 and Song 13 for 4 min", ["Song 12"]) == "Song 12 and Song"
+    units, passages = event_units("mail", "mail", "Invoice 4411", "Hi,\n\nYour order 112-33 ships on 2024-03-01.",
+                                  {"from": "shop@example.com", "message_id": "<a1@x>", "size": 2048})
+    # numbers and record identifiers are left to full-text search and SQL
+    assert units == ["source: mail | kind: mail", "title: Invoice", "text: Hi,", "text: Your order ships.",
+                     "from: shop@example.com"]
+    assert passages == ["source: mail | kind: mail | title: Invoice | text: Hi,\n\nYour order ships.",
+                        "source: mail | kind: mail | title: Invoice | text: Your order ships."]

@@ -26,8 +26,8 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from engine.retrieval.passages import SIMILARITY_CHARS, sentences
-from engine.retrieval.units import embedder_passages, sparse_units, text_key
+from engine.retrieval.passages import SIMILARITY_CHARS
+from engine.retrieval.units import event_texts, text_key
 from engine.retrieval.vectors import PassageVectors, append_done, create_ref_tables
 from engine.retrieval.verbalise import key_values, verbalise
 
@@ -280,16 +280,17 @@ class RetrievalIndex:
             self._db.unregister("_store_ids")
         added = 0
         keys: dict[str, int] = {}  # text -> text_key, for this refresh: most texts repeat
+        memo: dict = {}  # an event's neural view -> its units, passages, sentences
         for i in range(0, len(new_ids), DOCUMENT_CHUNK):
             if cancel is not None and cancel.is_set():
                 break
             rows = read_events(self.store, new_ids[i:i + DOCUMENT_CHUNK],
                                "SELECT id, source, kind, title, text, attributes FROM events")
-            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys)
+            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys, memo)
             report("documents", added, len(new_ids))
         return added, len(removed)
 
-    def _write_documents(self, rows, keys: dict[str, int]) -> int:
+    def _write_documents(self, rows, keys: dict[str, int], memo: dict) -> int:
         def key(text: str) -> int:
             k = keys.get(text)
             if k is None:
@@ -305,16 +306,17 @@ class RetrievalIndex:
             pairs = key_values(source, kind, title, text, orjson.loads(attrs) if attrs else {})
             ids.append(event_id)
             docs.append(verbalise(pairs))
-            for u in sparse_units(pairs):
+            units, passages, said = event_texts(pairs, source, kind, title, text, memo)
+            for u in units:
                 k = key(u)
                 unit_texts[k] = u
                 du_id.append(event_id); du_unit.append(k)
-            for n, passage in enumerate(embedder_passages(pairs, source, kind, title, text)):
+            for n, passage in enumerate(passages):
                 passage = passage[:SIMILARITY_CHARS]
                 k = key(passage)
                 texts[k] = passage
                 p_id.append(event_id); p_n.append(n); p_h.append(k)
-            for sentence in sentences(text, title):
+            for sentence in said:
                 k = key(sentence)
                 texts[k] = sentence
                 s_id.append(event_id); s_h.append(k)

@@ -35,8 +35,8 @@ import hashlib
 import re
 from typing import Any
 
-from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, passages
-from engine.retrieval.verbalise import _NOT_PATTERN_KEYS, JoinedList, key_values, verbalise
+from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, passages, sentences
+from engine.retrieval.verbalise import _NOT_PATTERN_KEYS, key_values, verbalise
 
 #: paragraphs of a text read as units of their own (beyond them the encoder reads
 #: nothing): each costs a SPLADE pass, and a mail's later paragraphs are rarely what
@@ -55,41 +55,30 @@ def text_key(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "little", signed=True)
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+_DIGIT = re.compile(r"\d")
+_SKIPPED_KEYS = frozenset(_NOT_PATTERN_KEYS)
+
+
+def _skipped(key: str) -> bool:
+    return (key.rsplit(".", 1)[-1] if "." in key else key) in _SKIPPED_KEYS
 
 
 def without_numbers(text: str, keep: list[str]) -> str:
     """``text`` without its numbers (and their units: "for 3 min"), except inside the
     strings of ``keep`` (the event's own attribute values, longest first)."""
-    if not any(ch.isdigit() for ch in text):
+    if not _DIGIT.search(text):
         return text
-    parts = [text]
-    for value in keep:
-        if value in text:
-            parts = [q for p in parts for q in _split_keeping(p, value)]
-    out = []
-    for p in parts:
-        out.append(p if isinstance(p, _Kept) else _NUMBER.sub("", p))
-    s = _SPACE_BEFORE_PUNCT.sub(r"\1", _SPACES.sub(" ", "".join(out)))
-    return s.strip()
+    kept = [value for value in keep if value in text]
+    # each kept value stands aside as a character no number pattern matches
+    for n, value in enumerate(kept):
+        text = text.replace(value, chr(_ASIDE + n))
+    s = _NUMBER.sub("", text)
+    for n, value in enumerate(kept):
+        s = s.replace(chr(_ASIDE + n), value)
+    return _SPACE_BEFORE_PUNCT.sub(r"\1", _SPACES.sub(" ", s)).strip()
 
 
-class _Kept(str):
-    __slots__ = ()
-
-
-def _split_keeping(part: str, value: str) -> list[str]:
-    if isinstance(part, _Kept) or value not in part:
-        return [part]
-    pieces = part.split(value)
-    out: list[str] = []
-    for n, piece in enumerate(pieces):
-        if n:
-            out.append(_Kept(value))
-        if piece:
-            out.append(piece)
-    return out
+_ASIDE = 0xF0000  # a private-use plane: never in a title or text
 
 
 def neural_pairs(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
@@ -98,12 +87,14 @@ def neural_pairs(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
     a date: :data:`engine.retrieval.verbalise._NOT_PATTERN_KEYS`; full-text search
     finds those) left out, and the numbers of titles and texts that are not attribute
     values."""
-    keep = _kept_values(pairs)
     out: list[tuple[str, Any]] = []
+    keep: list[str] | None = None
     for k, v in pairs:
-        if _is_number(v) or k.rsplit(".", 1)[-1] in _NOT_PATTERN_KEYS:
+        if v.__class__ is int or v.__class__ is float or _skipped(k):
             continue
-        if k in ("title", "text") and isinstance(v, str):
+        if (k == "title" or k == "text") and v.__class__ is str and _DIGIT.search(v):
+            if keep is None:
+                keep = _kept_values(pairs)
             v = without_numbers(v, keep)
             if not _LETTER.search(v):
                 continue
@@ -113,46 +104,95 @@ def neural_pairs(pairs: list[tuple[str, Any]]) -> list[tuple[str, Any]]:
 
 def _kept_values(pairs: list[tuple[str, Any]]) -> list[str]:
     """The attribute values with a digit that a title or text may say, longest first."""
-    return sorted({v for k, v in pairs if k not in ("title", "text") and isinstance(v, str)
-                   and not isinstance(v, JoinedList) and len(v) >= _MIN_VALUE_CHARS
-                   and k.rsplit(".", 1)[-1] not in _NOT_PATTERN_KEYS and any(ch.isdigit() for ch in v)},
+    return sorted({v for k, v in pairs if v.__class__ is str and k != "title" and k != "text"
+                   and len(v) >= _MIN_VALUE_CHARS and _DIGIT.search(v) and not _skipped(k)},
                   key=len, reverse=True)
 
 
-def sparse_units(pairs: list[tuple[str, Any]]) -> list[str]:
+#: "key: value" of each pair lately seen: the same platform, artist and reason come
+#: in thousands of events (a dict lookup instead of formatting them again)
+_UNIT_MEMO: dict[tuple[str, Any], str] = {}
+
+
+def _unit(k: str, v: Any) -> str:
+    try:
+        return _UNIT_MEMO[(k, v)]
+    except KeyError:
+        pass
+    except TypeError:  # an unhashable value
+        return verbalise([(k, v)])
+    if len(_UNIT_MEMO) > 200_000:
+        _UNIT_MEMO.clear()
+    u = _UNIT_MEMO[(k, v)] = verbalise([(k, v)])
+    return u
+
+
+def sparse_units(pairs: list[tuple[str, Any]], view: list[tuple[str, Any]] | None = None) -> list[str]:
     """The texts SPLADE reads of one event (its weights are their maximum): source
     and kind as one, then each other pair of its neural view, its text one paragraph
-    at a time (at most ``MAX_SPARSE_PARAGRAPHS``). Each text once."""
-    view = neural_pairs(pairs)
-    head = [(k, v) for k, v in view if k in ("source", "kind")]
-    units = [verbalise(head)] if head else []
+    at a time (at most ``MAX_SPARSE_PARAGRAPHS``). Each text once. ``view``: the
+    pairs' :func:`neural_pairs`, where the caller has them."""
+    view = neural_pairs(pairs) if view is None else view
+    head = [(k, v) for k, v in view if k == "source" or k == "kind"]
+    units = [_unit(*head[0]) if len(head) == 1 else verbalise(head)] if head else []
     for k, v in view:
-        if k in ("source", "kind"):
+        if k == "source" or k == "kind":
             continue
-        if k == "text":
+        if k == "text" and "\n" in v:
             paragraphs = [p.strip() for p in _PARAGRAPH.split(v) if p.strip()] or [v]
             units += [verbalise([(k, p)]) for p in paragraphs[:MAX_SPARSE_PARAGRAPHS]]
-        else:
+        elif k == "text" or k == "title":
             units.append(verbalise([(k, v)]))
+        else:
+            units.append(_unit(k, v))
     return list(dict.fromkeys(u for u in units if u))
 
 
 def embedder_passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None,
-                      text: str | None) -> list[str]:
+                      text: str | None, view: list[tuple[str, Any]] | None = None) -> list[str]:
     """What the Embedder reads of one event in place of each of its
     :func:`engine.retrieval.passages.passages` (as many, in the same order): each in
     its neural view, the first without attributes where the event has a title or a
     text."""
-    view = neural_pairs(pairs)
-    said = [(k, v) for k, v in view if k in ("source", "kind", "title", "text")]
+    view = neural_pairs(pairs) if view is None else view
+    said = [(k, v) for k, v in view if k == "source" or k == "kind" or k == "title" or k == "text"]
     first = verbalise(said if (title or text) else view)
+    if not text or "\n" not in text:  # one paragraph: one passage
+        return [first]
     rest = passages(pairs, source, kind, title, text)[1:MAX_PASSAGES]
     keep = _kept_values(pairs)
     return [first, *(without_numbers(p, keep) for p in rest)]
+
+
+def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None, text: str | None,
+                memo: dict | None = None) -> tuple[list[str], list[str], list[str]]:
+    """(sparse units, embedder passages, sentences) of one event, all functions of its
+    neural view: ``memo`` (a dict the caller keeps over many events) holds them by
+    the view, so the thousandth play of a song costs one lookup. The sentences are
+    :func:`engine.retrieval.passages.sentences` of the view's text and title."""
+    view = neural_pairs(pairs)
+    key = None
+    if memo is not None:
+        try:
+            key = tuple(view)
+            found = memo.get(key)
+        except TypeError:  # an unhashable value: no memo
+            key = found = None
+        if found is not None:
+            return found
+    said = dict(kv for kv in view if kv[0] == "title" or kv[0] == "text")
+    out = (sparse_units(pairs, view), embedder_passages(pairs, source, kind, title, text, view),
+           sentences(said.get("text"), said.get("title")))
+    if key is not None:
+        if len(memo) > 100_000:
+            memo.clear()
+        memo[key] = out
+    return out
 
 
 def event_units(source: str, kind: str, title: str | None, text: str | None,
                 attributes: dict | None) -> tuple[list[str], list[str]]:
     """(sparse units, embedder passages) of one event."""
     pairs = key_values(source, kind, title, text, attributes or {})
-    return sparse_units(pairs), embedder_passages(pairs, source, kind, title, text)
+    view = neural_pairs(pairs)
+    return sparse_units(pairs, view), embedder_passages(pairs, source, kind, title, text, view)

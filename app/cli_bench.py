@@ -70,9 +70,10 @@ def index_cmd(obj: Ctx, plays: int, tracks: int, results: str) -> None:
         figures = scale_bench.index_run(plays, tracks, echo=_stderr_echo if obj.json else click.echo)
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    table = ("| events | songs | seconds | events/s | texts SPLADE-encoded | texts embedded | peak RSS MB |\n"
-             "|---:|---:|---:|---:|---:|---:|---:|\n"
+    table = ("| events | songs | seconds | events/s | CPU s | events/CPU s | texts SPLADE-encoded | texts embedded "
+             "| peak RSS MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
              f"| {figures['events']:,} | {tracks} | {figures['seconds']} | {figures['events_per_s']:,.0f} | "
+             f"{figures['cpu_seconds']} | {figures['events_per_cpu_s']:,.0f} | "
              f"{figures['sparse_texts']:,} | {figures['embedded_texts']:,} | {figures['peak_rss_mb']:,} |")
     _finish(obj, "index", figures, table, results)
 

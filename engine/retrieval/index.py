@@ -162,7 +162,11 @@ class RetrievalIndex:
         self._db.execute("CREATE TABLE IF NOT EXISTS docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
         # each document's sparse units (engine.retrieval.units.sparse_units), each
         # distinct unit's text once, and the term weights of those encoded
-        self._db.execute("CREATE TABLE IF NOT EXISTS doc_units (id VARCHAR NOT NULL, unit BIGINT NOT NULL)")
+        # a bag is a distinct set of units: the plays of a song from one device share
+        # one, so a search scores bags and a document is one row (doc_bags), not fifteen
+        self._db.execute("CREATE TABLE IF NOT EXISTS doc_bags (id VARCHAR NOT NULL, bag BIGINT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS bags (bag BIGINT NOT NULL, unit BIGINT NOT NULL)")
+        self._db.execute("CREATE OR REPLACE VIEW doc_units AS SELECT d.id, b.unit FROM doc_bags d JOIN bags b USING (bag)")
         self._db.execute("CREATE TABLE IF NOT EXISTS units (unit BIGINT NOT NULL, text VARCHAR NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS unit_terms (unit BIGINT NOT NULL, term VARCHAR NOT NULL, "
                          "weight FLOAT NOT NULL)")
@@ -186,7 +190,8 @@ class RetrievalIndex:
         meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("doc_version", DOC_VERSION) != DOC_VERSION:
             log.info("retrieval index %s: document format changed; rebuilding", self.path)
-            for table in ("docs", "doc_units", "units", "unit_terms", "units_done", "sparse_done", "texts",
+            self._db.execute("DROP VIEW IF EXISTS doc_units")
+            for table in ("docs", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done", "texts",
                           "passage_refs", "sentence_refs", "text_vectors",
                           # an older layout's
                           "sparse_terms", "passage_vectors", "sentence_vectors", "vectors_done"):
@@ -272,7 +277,7 @@ class RetrievalIndex:
             removed = self._db.execute(
                 "DELETE FROM docs WHERE id NOT IN (SELECT id FROM _store_ids) RETURNING id").fetchall()
             if removed:
-                for table in ("doc_units", "sparse_done", "passage_refs", "sentence_refs"):
+                for table in ("doc_bags", "sparse_done", "passage_refs", "sentence_refs"):
                     self._db.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM docs)")
             new_ids = [r[0] for r in self._db.execute(
                 "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
@@ -281,16 +286,17 @@ class RetrievalIndex:
         added = 0
         keys: dict[str, int] = {}  # text -> text_key, for this refresh: most texts repeat
         memo: dict = {}  # an event's neural view -> its units, passages, sentences
+        bags: dict[tuple, int] = {}  # unit keys -> their bag
         for i in range(0, len(new_ids), DOCUMENT_CHUNK):
             if cancel is not None and cancel.is_set():
                 break
             rows = read_events(self.store, new_ids[i:i + DOCUMENT_CHUNK],
                                "SELECT id, source, kind, title, text, attributes FROM events")
-            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys, memo)
+            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys, memo, bags)
             report("documents", added, len(new_ids))
         return added, len(removed)
 
-    def _write_documents(self, rows, keys: dict[str, int], memo: dict) -> int:
+    def _write_documents(self, rows, keys: dict[str, int], memo: dict, bags: dict) -> int:
         def key(text: str) -> int:
             k = keys.get(text)
             if k is None:
@@ -299,7 +305,7 @@ class RetrievalIndex:
                 k = keys[text] = text_key(text)
             return k
 
-        ids, docs, du_id, du_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(9))
+        ids, docs, du_id, du_unit, b_bag, b_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(11))
         unit_texts: dict[int, str] = {}
         texts: dict[int, str] = {}
         for event_id, source, kind, title, text, attrs in rows:
@@ -307,10 +313,16 @@ class RetrievalIndex:
             ids.append(event_id)
             docs.append(verbalise(pairs))
             units, passages, said = event_texts(pairs, source, kind, title, text, memo)
-            for u in units:
-                k = key(u)
-                unit_texts[k] = u
-                du_id.append(event_id); du_unit.append(k)
+            unit_keys = tuple(key(u) for u in units)
+            bag = bags.get(unit_keys)
+            if bag is None:
+                if len(bags) > 100_000:
+                    bags.clear()
+                bag = bags[unit_keys] = text_key(",".join(map(str, unit_keys)))
+                for u, k in zip(units, unit_keys):
+                    unit_texts[k] = u
+                    b_bag.append(bag); b_unit.append(k)
+            du_id.append(event_id); du_unit.append(bag)
             for n, passage in enumerate(passages):
                 passage = passage[:SIMILARITY_CHARS]
                 k = key(passage)
@@ -322,7 +334,8 @@ class RetrievalIndex:
                 s_id.append(event_id); s_h.append(k)
         tables = {
             "_new_docs": pa.table({"id": pa.array(ids, pa.string()), "doc": pa.array(docs, pa.string())}),
-            "_new_doc_units": pa.table({"id": pa.array(du_id, pa.string()), "unit": pa.array(du_unit, pa.int64())}),
+            "_new_doc_bags": pa.table({"id": pa.array(du_id, pa.string()), "bag": pa.array(du_unit, pa.int64())}),
+            "_new_bags": pa.table({"bag": pa.array(b_bag, pa.int64()), "unit": pa.array(b_unit, pa.int64())}),
             "_new_units": pa.table({"unit": pa.array(list(unit_texts), pa.int64()),
                                     "text": pa.array(list(unit_texts.values()), pa.string())}),
             "_new_prefs": pa.table({"id": pa.array(p_id, pa.string()), "n": pa.array(p_n, pa.int32()),
@@ -336,7 +349,9 @@ class RetrievalIndex:
         try:
             self._db.begin()  # a document is stored with all it is made of, or not at all
             self._db.execute("INSERT INTO docs SELECT * FROM _new_docs")
-            self._db.execute("INSERT INTO doc_units SELECT * FROM _new_doc_units")
+            self._db.execute("INSERT INTO doc_bags SELECT * FROM _new_doc_bags")
+            self._db.execute("INSERT INTO bags SELECT * FROM _new_bags SEMI JOIN "
+                             "(SELECT DISTINCT bag FROM _new_bags ANTI JOIN bags USING (bag)) USING (bag)")
             self._db.execute("INSERT INTO units SELECT * FROM _new_units ANTI JOIN units USING (unit)")
             self._db.execute("INSERT INTO passage_refs SELECT * FROM _new_prefs")
             self._db.execute("INSERT INTO sentence_refs SELECT * FROM _new_srefs")
@@ -508,9 +523,11 @@ class RetrievalIndex:
             try:
                 # a document's weight for a term is the largest of its units' (SPLADE's own pooling)
                 return [(r[0], float(r[1])) for r in self._db.execute(
-                    "SELECT id, sum(best) AS score FROM (SELECT d.id, t.term, max(t.weight) * any_value(q.qw) AS best "
-                    "FROM unit_terms t JOIN _q q USING (term) JOIN doc_units d USING (unit) GROUP BY d.id, t.term) "
-                    "GROUP BY id ORDER BY score DESC, id LIMIT ?", [limit]).fetchall()]
+                    "WITH s AS (SELECT bag, sum(best) AS score FROM (SELECT b.bag, t.term, "
+                    "max(t.weight) * any_value(q.qw) AS best FROM unit_terms t JOIN _q q USING (term) "
+                    "JOIN bags b USING (unit) GROUP BY b.bag, t.term) GROUP BY bag) "
+                    "SELECT d.id, s.score FROM doc_bags d JOIN s USING (bag) ORDER BY s.score DESC, d.id LIMIT ?",
+                    [limit]).fetchall()]
             finally:
                 self._db.unregister("_q")
 

@@ -36,7 +36,8 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         # loads and plans; the extractor only when a question extracts (memory: #43)
         registry.preload(("sparse_encoder", "embedder", "pattern_classifier", "event_classifier"))
         llm = registry.planner()
-        otx = Models(sparse=registry.on_first_use("sparse_encoder"), patterns=registry.on_first_use("pattern_classifier"),
+        otx = Models(sparse=registry.on_first_use("sparse_encoder"),
+                     patterns=registry.on_first_use("pattern_classifier"),
                      reranker=registry.on_first_use("event_classifier"), extractor=registry.on_first_use("extractor"),
                      embedder=registry.on_first_use("embedder"), segmenter=registry.on_first_use("segmenter"))
     except ModelMissing as exc:

@@ -166,7 +166,8 @@ class RetrievalIndex:
         # one, so a search scores bags and a document is one row (doc_bags), not fifteen
         self._db.execute("CREATE TABLE IF NOT EXISTS doc_bags (id VARCHAR NOT NULL, bag BIGINT NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS bags (bag BIGINT NOT NULL, unit BIGINT NOT NULL)")
-        self._db.execute("CREATE OR REPLACE VIEW doc_units AS SELECT d.id, b.unit FROM doc_bags d JOIN bags b USING (bag)")
+        self._db.execute("CREATE OR REPLACE VIEW doc_units AS "
+                         "SELECT d.id, b.unit FROM doc_bags d JOIN bags b USING (bag)")
         self._db.execute("CREATE TABLE IF NOT EXISTS units (unit BIGINT NOT NULL, text VARCHAR NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS unit_terms (unit BIGINT NOT NULL, term VARCHAR NOT NULL, "
                          "weight FLOAT NOT NULL)")

@@ -63,7 +63,7 @@ def _send(conn: socket.socket, message: dict) -> None:
 
 class AskServer:
     """Answers questions for one data folder over a Unix socket, one at a time.
-    ``make_engine(store, settings, data_dir, registry, use_plan_cache)`` builds the
+    ``make_engine(store, settings, data_dir, *, models, use_plan_cache)`` builds the
     engine for a question (tests pass a small fake; the app
     :func:`app.assemble.build_engine`); ``registry`` holds the warm models."""
 
@@ -140,7 +140,8 @@ class AskServer:
         except Exception as exc:  # noqa: BLE001 - a question's failure must not end the server
             log.exception("ask server: question failed")
             try:
-                _send(conn, {"error": f"{type(exc).__name__}: {exc}", "user_error": _is_user_error(exc)})
+                user = _is_user_error(exc)
+                _send(conn, {"error": str(exc) if user else f"{type(exc).__name__}: {exc}", "user_error": user})
             except OSError:
                 pass
 
@@ -158,7 +159,8 @@ class AskServer:
                 from app.errors import UserError
 
                 raise UserError("no events yet: import an export first ('hindsight import PATH')")
-            engine = make(store, settings, self.data_dir, self._models(), not request.get("no_cache"))
+            engine = make(store, settings, self.data_dir, models=self._models(),
+                          use_plan_cache=not request.get("no_cache"))
             try:
                 return engine.ask(request["question"], today=today, progress=progress).to_json()
             finally:

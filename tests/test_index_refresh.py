@@ -123,8 +123,8 @@ def test_progress_counts_documents_and_says_each_stage(store):
     assert seen[:2] == [("documents", 10, 10), ("sparse", 0, 10)] and sparse[-1] == 10
     # one encoder call at a time: the first song's plays are done before the second's
     assert sparse == sorted(sparse) and any(0 < done < 10 for done in sparse)
-    # the distinct texts the embedder reads: each song's passage and sentence
-    assert seen[-2:] == [("vectors", 0, 4), ("vectors", 4, 4)]
+    # the embedder reads 4 distinct texts (each song's passage and sentence) for the 10 events
+    assert seen[-2:] == [("vectors", 0, 10), ("vectors", 10, 10)]
     index.close()
 
 

@@ -235,8 +235,8 @@ class RetrievalIndex:
 
         ``progress(stage, done, total)``: stage "documents" counts events as they are
         verbalised and cut into units (:mod:`engine.retrieval.units`), "sparse" counts
-        documents as their units get term weights, "vectors" counts the distinct
-        texts that get Embedder vectors (with an Embedder). Another thread's refresh is
+        documents as their units get term weights, "vectors" counts events by the share
+        of the distinct texts without a vector that the Embedder has done (with an Embedder). Another thread's refresh is
         waited for (the work is shared, never done twice), and ``waiting(stage, done,
         total, seconds)`` is told once what that refresh is doing; a ``cancel`` stops
         the wait as well as the work, keeping what was finished. Every stage stores its
@@ -259,7 +259,10 @@ class RetrievalIndex:
             embedded = 0
             if self.vectors is not None:
                 before = self.vectors.unembedded_events()
-                if before and self.vectors.embed_missing(cancel, report):
+                # the embedder's work is counted in distinct texts; progress says it in
+                # events, as the other stages do (the share of the texts done, of them)
+                if before and self.vectors.embed_missing(cancel, lambda stage, done, total: report(
+                        stage, before * done // total, before)):
                     embedded = before - self.vectors.unembedded_events()
             if added or removed or encoded or embedded:  # searches would find otherwise now
                 self.memo.clear()

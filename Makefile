@@ -52,7 +52,9 @@ test-fast: setup-dev
 
 # The standard set on the dev split; '--split test' only for release figures. Long: hours on 2 cores.
 bench: setup
-	$(BIN)/hindsight bench scale --import
+	$(BIN)/hindsight bench scale --import-only
+	$(BIN)/hindsight bench index
+	$(BIN)/hindsight bench scale --sizes 100000,300000,1000000
 	$(BIN)/hindsight bench persona --split dev --method reqap
 	$(BIN)/hindsight bench persona --split dev --method rag
 	$(BIN)/hindsight bench persona --split dev --method codegen

@@ -30,16 +30,25 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         os.environ[PLANNER_GGUF_ENV] = str(settings.planner_model)
     registry = models or ModelRegistry()
     try:
+        for role in ("sparse_encoder", "pattern_classifier", "event_classifier", "extractor"):
+            registry.check(role)
+        # the models RETRIEVE needs, in the order it needs them, load while the planner
+        # loads and plans; the extractor only when a question extracts (memory: #43)
+        registry.preload(("sparse_encoder", "embedder", "pattern_classifier", "event_classifier"))
         llm = registry.planner()
-        otx = Models(sparse=registry.sparse_encoder(), patterns=registry.pattern_classifier(),
-                     reranker=registry.event_classifier(), extractor=registry.extractor(),
-                     embedder=registry.embedder(), segmenter=registry.on_first_use("segmenter"))
+        otx = Models(sparse=registry.on_first_use("sparse_encoder"),
+                     patterns=registry.on_first_use("pattern_classifier"),
+                     reranker=registry.on_first_use("event_classifier"), extractor=registry.on_first_use("extractor"),
+                     embedder=registry.on_first_use("embedder"), segmenter=registry.on_first_use("segmenter"))
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
     planner = QudPlanner(llm, cache=cache)
     planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
-    index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
+    try:  # the index asks the encoders their names: it waits for them to load
+        index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
     engine = HindsightEngine(store, planner, otx, index=index)
     engine.models_registry = registry  # closed with the engine
     original_close = engine.close

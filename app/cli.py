@@ -142,16 +142,27 @@ def _import_with_progress(store, paths, registry, context, only, cancel):
 def _index_progress(show: bool):
     if not show:
         return None
+    import time
+
     last = [0.0]
+    began: dict[str, tuple[float, int]] = {}  # stage -> (when, done) at its first report
 
     def progress(stage: str, done: int, total: int) -> None:
-        import time
-
         now = time.monotonic()
+        since, first = began.setdefault(stage, (now, done))
         if now - last[0] > 1.0 or done == total:
             last[0] = now
-            click.echo(f"\r  indexing for search: {stage} {done:,}/{total:,}", err=True, nl=done == total)
+            left = ""
+            if now - since > 2 and done > first and done < total:  # a pace to tell the time left by
+                left = f", about {_duration((total - done) * (now - since) / (done - first))} left"
+            click.echo(f"\r  indexing for search: {stage} {done:,}/{total:,}{left}\033[K", err=True,
+                       nl=done == total)
     return progress
+
+
+def _duration(seconds: float) -> str:
+    seconds = int(seconds)
+    return f"{seconds} s" if seconds < 90 else f"{seconds // 60} min {seconds % 60:02d} s"
 
 
 def _print_report(report) -> None:
@@ -295,12 +306,12 @@ def show_cmd(obj: Ctx, event_id: str) -> None:
 @click.argument("question")
 @click.option("--today", help="Fix 'today' for relative dates (YYYY-MM-DD); default: the real date.")
 @click.option("--no-cache", is_flag=True, help="Plan afresh even if this question was planned before.")
+@click.option("--no-server", is_flag=True,
+              help="Answer in this process; don't use or start the background process that keeps models loaded.")
 @click.pass_obj
-def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool) -> int:
+def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool, no_server: bool) -> int:
     """Answer a question over your events, with the plan and the evidence."""
     from datetime import date
-
-    from app.assemble import build_engine
 
     fixed = None
     if today:
@@ -308,34 +319,49 @@ def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool) -> int:
             fixed = date.fromisoformat(today)
         except ValueError:
             raise UserError(f"--today: {today!r} is not a date (YYYY-MM-DD)") from None
+    show = not obj.json and sys.stderr.isatty()
+
+    def say(message: str) -> None:
+        if show:
+            click.echo(f"  {message}", err=True)
+
+    answer = None
+    if not no_server:
+        from app import ask_server
+
+        # the models stay loaded in a background process between questions (started
+        # here when none runs); None: it could not answer, so this process does
+        answer = ask_server.ask(obj.resolve(), question, today=fixed, no_cache=no_cache, progress=say)
+    if answer is None:
+        answer = _ask_here(obj, question, fixed, no_cache, say)
+    if obj.json:
+        print_json(answer)
+    else:
+        click.echo(answer["answer_text"])
+        if answer.get("plan_text"):
+            click.echo(f"\nPlan: {answer['plan_text']}")
+        evidence = answer.get("evidence") or []
+        if evidence:
+            shown = ", ".join(evidence[:5]) + (" …" if len(evidence) > 5 else "")
+            click.echo(f"Evidence: {len(evidence):,} events ({shown}); see 'hindsight show ID'")
+        t = answer.get("timings")
+        if t:
+            click.echo(f"Took {t.get('total_ms', 0) / 1000:.1f} s "
+                       f"(planning {t.get('planning_ms', 0) / 1000:.1f} s, {answer.get('llm_calls', 0)} LLM calls)")
+    return 0 if answer["ok"] else EXIT_USER
+
+
+def _ask_here(obj: Ctx, question: str, today, no_cache: bool, say) -> dict:
+    from app.assemble import build_engine
+
     store = obj.store()
     if store.count() == 0:
         raise UserError("no events yet: import an export first ('hindsight import PATH')")
     engine = build_engine(store, obj.settings(), obj.resolve(), use_plan_cache=not no_cache)
-    show = not obj.json and sys.stderr.isatty()
-
-    def progress(p) -> None:
-        if show:
-            click.echo(f"  {p.message}", err=True)
-
     try:
-        answer = engine.ask(question, today=fixed, progress=progress)
+        return engine.ask(question, today=today, progress=lambda p: say(p.message)).to_json()
     finally:
         engine.close()
-    if obj.json:
-        print_json(answer.to_json())
-    else:
-        click.echo(answer.answer_text)
-        if answer.plan_text:
-            click.echo(f"\nPlan: {answer.plan_text}")
-        if answer.evidence:
-            shown = ", ".join(answer.evidence[:5]) + (" …" if len(answer.evidence) > 5 else "")
-            click.echo(f"Evidence: {len(answer.evidence):,} events ({shown}); see 'hindsight show ID'")
-        t = answer.timings
-        if t:
-            click.echo(f"Took {t.get('total_ms', 0) / 1000:.1f} s "
-                       f"(planning {t.get('planning_ms', 0) / 1000:.1f} s, {answer.llm_calls} LLM calls)")
-    return 0 if answer.ok else EXIT_USER
 
 
 # ---- settings --------------------------------------------------------------------------

@@ -16,32 +16,66 @@ def bench() -> None:
 
 @bench.command("scale")
 @common
-@click.option("--import", "do_import", is_flag=True, default=True, show_default=True,
-              help="Import throughput and peak RSS on generated files.")
-@click.option("--sizes", default="250000,1000000", show_default=True,
-              help="Comma-separated event counts; the largest vs smallest shows whether memory stays flat.")
+@click.option("--import", "do_import", is_flag=True, hidden=True, help="Kept for old scripts; see --import-only.")
+@click.option("--import-only", is_flag=True,
+              help="Only import throughput and peak RSS on one large generated Spotify file per size.")
+@click.option("--sizes", default=None,
+              help="Comma-separated event counts [default: 100000,300000,1000000; with --import-only "
+                   "250000,1000000].")
+@click.option("--questions", type=click.IntRange(0, 8), default=8, show_default=True,
+              help="Questions of the fixed set asked per size (0: no answers, no planner).")
 @click.option("--results", type=click.Path(file_okay=False), default="bench-results", show_default=True)
+@click.option("--work-dir", type=click.Path(file_okay=False), default="bench-results/work/scale", show_default=True,
+              help="Where generated lives and the stores built from them are kept.")
 @click.pass_obj
-def scale(obj: Ctx, do_import: bool, sizes: str, results: str) -> None:
-    """Import throughput (events/s) and peak RSS as the input file grows."""
-    from app.bench import report, scale as scale_bench
+def scale(obj: Ctx, do_import: bool, import_only: bool, sizes: str | None, questions: int, results: str,
+          work_dir: str) -> None:
+    """A real user's scale: import, index, store size, ask latency and peak RSS per size."""
+    from app.bench import report, scale as scale_bench, scale_mix
 
+    sizes = sizes or ("250000,1000000" if import_only else "100000,300000,1000000")
     try:
         ns = [int(s.replace("_", "")) for s in sizes.split(",") if s.strip()]
     except ValueError:
         raise UserError(f"--sizes: {sizes!r} is not a list of numbers") from None
     if not ns or min(ns) <= 0:
         raise UserError("--sizes needs positive event counts")
-    echo = (lambda *_: None) if obj.json else click.echo
-    figures = scale_bench.run(sorted(ns), echo=echo)
-    md_path, diff = report.save("scale", figures, scale_bench.table(figures), Path(results))
-    if obj.json:
-        print_json({"figures": figures, "report": str(md_path), "diff": diff})
-    else:
-        click.echo("\n" + scale_bench.table(figures))
-        if diff:
-            click.echo("\n" + diff)
-        click.echo(f"\nSaved {md_path}")
+    echo = _stderr_echo if obj.json else click.echo
+    if import_only:
+        figures = scale_bench.run(sorted(ns), echo=echo)
+        _finish(obj, "scale", figures, scale_bench.table(figures), results)
+        return
+    try:
+        scale_mix.lives_for(max(ns))
+    except ValueError as exc:
+        raise UserError(f"--sizes: {exc}") from None
+    figures = scale_mix.run(sorted(ns), Path(work_dir), questions=questions, echo=echo)
+    _finish(obj, "scale-mix", figures, scale_mix.table(figures), results)
+
+
+@bench.command("index")
+@common
+@click.option("--plays", type=click.IntRange(min=1), default=43_060, show_default=True,
+              help="Spotify plays in the generated export.")
+@click.option("--tracks", type=click.IntRange(min=1), default=123, show_default=True,
+              help="Songs they are plays of (the favourites played most, Zipf).")
+@click.option("--results", type=click.Path(file_okay=False), default="bench-results", show_default=True)
+@click.pass_obj
+def index_cmd(obj: Ctx, plays: int, tracks: int, results: str) -> None:
+    """Search-index throughput (events/s) on a Spotify-heavy store, with the real encoders."""
+    from app.bench import scale as scale_bench
+    from models.registry import ModelMissing
+
+    try:
+        figures = scale_bench.index_run(plays, tracks, echo=_stderr_echo if obj.json else click.echo)
+    except ModelMissing as exc:
+        raise UserError(str(exc)) from exc
+    table = ("| events | songs | seconds | events/s | CPU s | events/CPU s | texts SPLADE-encoded | texts embedded "
+             "| peak RSS MB |\n|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n"
+             f"| {figures['events']:,} | {tracks} | {figures['seconds']} | {figures['events_per_s']:,.0f} | "
+             f"{figures['cpu_seconds']} | {figures['events_per_cpu_s']:,.0f} | "
+             f"{figures['sparse_texts']:,} | {figures['embedded_texts']:,} | {figures['peak_rss_mb']:,} |")
+    _finish(obj, "index", figures, table, results)
 
 
 @bench.command("largefiles")

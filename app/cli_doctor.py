@@ -195,7 +195,7 @@ def _check_search_index(data_dir) -> str | None:
     from engine.retrieval.index import index_path
     from engine.store import store_path
 
-    return check_duckdb_file(index_path(store_path(data_dir)), ("docs", "sparse_terms", "sparse_done", "meta"))
+    return check_duckdb_file(index_path(store_path(data_dir)), ("docs", "doc_bags", "units", "unit_terms", "sparse_done", "meta"))
 
 
 def _register_derived() -> None:

@@ -68,6 +68,8 @@ class ModelRegistry:
         self._loaded: dict[str, object] = {}
         self._load_seconds: dict[str, float] = {}
         self._lock = threading.Lock()
+        # one lock per role: the planner loads while another thread loads the encoders
+        self._role_locks = {role: threading.Lock() for role in manifest.ROLES}
 
     # --- typed accessors -------------------------------------------------------
     def planner(self) -> "Planner":
@@ -102,13 +104,38 @@ class ModelRegistry:
     def get(self, role: str):
         if role not in manifest.ROLES:
             raise ValueError(f"unknown model role {role!r}; known: {', '.join(manifest.ROLES)}")
-        with self._lock:
+        with self._role_locks[role]:
             if role not in self._loaded:
                 started = time.monotonic()
-                self._loaded[role] = self._load(role)
-                self._load_seconds[role] = time.monotonic() - started
+                model = self._load(role)
+                with self._lock:
+                    self._loaded[role] = model
+                    self._load_seconds[role] = time.monotonic() - started
                 log.info("loaded %s in %.1f s", role, self._load_seconds[role])
             return self._loaded[role]
+
+    def check(self, role: str) -> None:
+        """Raise :class:`ModelMissing` if ``role`` cannot be loaded, without loading it
+        (a role handed out :meth:`on_first_use` then fails at once, not mid-question)."""
+        if role in ("planner", "embedder", "segmenter") or role in self._loaded:
+            return  # checked by loading them (the planner, the embedder) or by their packages
+        self._built(role)
+
+    def preload(self, roles: tuple[str, ...]) -> threading.Thread:
+        """Load ``roles`` in this order on a background thread, while the caller does
+        something else (loads the planner, plans). A role that fails to load is left
+        for its first use to report."""
+        def run() -> None:
+            for role in roles:
+                try:
+                    self.get(role)
+                except Exception as exc:  # noqa: BLE001 - reported where the role is used
+                    log.info("preloading %s: %s", role, exc)
+                    return
+
+        thread = threading.Thread(target=run, name="hindsight-preload", daemon=True)
+        thread.start()
+        return thread
 
     def load_seconds(self) -> dict[str, float]:
         return dict(self._load_seconds)

@@ -477,12 +477,27 @@ def _sparse_done(index) -> int:
     return index._db.execute("SELECT count(*) FROM sparse_done").fetchone()[0]
 
 
+def _step_until(qtbot, sparse, condition) -> None:
+    """Let the refresh encode one batch at a time until ``condition`` holds: a document
+    is done once all its units are (engine.retrieval.units), which takes some batches."""
+    from pytestqt.exceptions import TimeoutError as QtTimeout
+
+    for _ in range(50):
+        sparse.step()
+        qtbot.waitUntil(lambda: sparse.entered == sparse.batches + 1, timeout=WAIT)  # waits in the next batch
+        try:
+            qtbot.waitUntil(condition, timeout=300)  # the report reaches the window through the event loop
+            return
+        except QtTimeout:
+            continue
+    raise AssertionError("the refresh made no progress")
+
+
 def _one_batch_done(qtbot, w, sparse) -> None:
-    """Let the refresh encode its first batch and report it; it then waits in the second."""
+    """Let the refresh encode batches until it reports a document done; it then waits in the next."""
     qtbot.waitUntil(lambda: w.ask.index_label.text() == "Preparing search for new events: 0 of 10", timeout=WAIT)
-    sparse.step()
-    qtbot.waitUntil(lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
-                                         w.ask.index_label.text()) is not None and sparse.entered == 2, timeout=WAIT)
+    _step_until(qtbot, sparse, lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
+                                                    w.ask.index_label.text()) is not None)
 
 
 def test_after_an_import_the_search_index_is_prepared_with_progress(qtbot, make_window, store, spotify_zip,
@@ -500,9 +515,8 @@ def test_after_an_import_the_search_index_is_prepared_with_progress(qtbot, make_
     w.tabs.setCurrentWidget(w.ask)
     assert w.ask.index_row.isVisible()
     assert w.ask.index_label.text() == "Preparing search for new events: 0 of 10"
-    sparse.step()
-    qtbot.waitUntil(lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
-                                         w.ask.index_label.text()) is not None, timeout=WAIT)
+    _step_until(qtbot, sparse, lambda: re.fullmatch(r"Preparing search for new events: [1-9] of 10",
+                                                    w.ask.index_label.text()) is not None)
     assert w.ask.index_bar.maximum() == 10 and 0 < w.ask.index_bar.value() < 10
     assert re.fullmatch(r"Preparing search: [1-9] of 10 new events", w.index_status.text())
     with qtbot.waitSignal(w.ask.indexer.finished, timeout=WAIT) as done:
@@ -522,9 +536,8 @@ def test_a_question_asked_while_indexing_waits_in_view_then_answers(qtbot, make_
     assert w.ask.progress_row.isVisible() and not w.ask.index_row.isVisible()
     assert w.ask.progress_label.text() == "Waiting for search to be ready: 0 of 10 new events prepared"
     assert not w.ask.ask_button.isEnabled() and not w.ask.ask("a second question meanwhile")
-    sparse.step()
-    qtbot.waitUntil(lambda: re.fullmatch(r"Waiting for search to be ready: [1-9] of 10 new events prepared",
-                                         w.ask.progress_label.text()) is not None, timeout=WAIT)
+    _step_until(qtbot, sparse, lambda: re.fullmatch(r"Waiting for search to be ready: [1-9] of 10 new events prepared",
+                                                    w.ask.progress_label.text()) is not None)
     assert w.ask.busy.maximum() == 10 and 0 < w.ask.busy.value() < 10
     assert not engine.started.is_set(), "the engine is asked once the index is ready"
     with qtbot.waitSignal(w.ask.answered, timeout=WAIT):
@@ -586,11 +599,12 @@ def test_closing_the_window_stops_indexing_and_keeps_its_work(qtbot, make_window
     engine, sparse = indexing_engine()
     w = make_window(lambda s, st: engine)
     _one_batch_done(qtbot, w, sparse)
+    finished = sparse.batches
     threading.Timer(0.3, sparse.open).start()  # the batch in progress takes 0.3 s more
     t0 = time.monotonic()
     w.close()
     assert time.monotonic() - t0 < 5 and not w.isVisible()
-    assert engine.closed and sparse.batches == 2
+    assert engine.closed and sparse.batches == finished + 1
     # the batch that ran is kept: the next start encodes only the rest
     again = RetrievalIndex(store, sparse=sparse)
     try:

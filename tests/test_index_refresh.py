@@ -1,6 +1,6 @@
-"""RetrievalIndex.refresh: byte-identical documents are encoded once (and weights
-already stored for a text are copied), an interrupted refresh keeps its work, and a
-refresh waiting for another thread's refresh can be cancelled."""
+"""RetrievalIndex.refresh: each distinct text is encoded once for the whole index
+(engine.retrieval.units), an interrupted or killed refresh keeps its work, and a
+refresh waiting for another thread's refresh says so and can be cancelled."""
 from __future__ import annotations
 
 import threading
@@ -11,13 +11,15 @@ import pytest
 
 from engine.retrieval.index import RetrievalIndex
 from engine.store import EventStore
-from tests.test_operators import BERLIN, FakeSparse, add, ev
+from tests.test_operators import BERLIN, DiaryEmbedder, FakeSparse, add, ev
 
 T0 = datetime(2024, 3, 1, 8, 0, tzinfo=BERLIN)
 
 
 class RecordingSparse(FakeSparse):
     """FakeSparse that keeps every text it was asked to encode."""
+
+    name = "fake-sparse"  # the same encoder as LoggingSparse's, for the index
 
     def __init__(self):
         super().__init__()
@@ -42,22 +44,25 @@ def store():
 
 
 def weights_by_id(index: RetrievalIndex) -> dict[str, dict[str, float]]:
-    out: dict[str, dict[str, float]] = {}
-    for doc_id, term, w in index._db.execute("SELECT id, term, weight FROM sparse_terms").fetchall():
-        assert term not in out.setdefault(doc_id, {}), f"{doc_id} has {term!r} twice"
-        out[doc_id][term] = w
-    return out
+    return index.term_weights()
 
 
-def test_identical_documents_are_encoded_once(store):
+def units_of(events) -> set[str]:
+    from engine.retrieval.units import event_units
+    return {u for e in events for u in event_units(e.source, e.kind, e.title, e.text, e.attributes)[0]}
+
+
+def test_each_distinct_unit_is_encoded_once(store):
     events = plays("Uprising", 4) + plays("Starlight", 3, start=10) + [
         ev("strava", "workout", T0 + timedelta(days=1), 40, "Run", "Running", activity="running")]
     add(store, events)
     sparse = RecordingSparse()
     index = RetrievalIndex(store, sparse=sparse)
     stats = index.refresh()
-    assert (stats.added, stats.encoded, stats.texts_encoded) == (8, 8, 3)
-    assert len(sparse.texts) == len(set(sparse.texts)) == 3
+    # the plays share "source: spotify | kind: music_stream" and "artist: Muse"; each song
+    # adds its title and text; the run its own four
+    assert (stats.added, stats.encoded, stats.texts_encoded) == (8, 8, 10)
+    assert sorted(sparse.texts) == sorted(units_of(events))
     weights = weights_by_id(index)
     assert set(weights) == {e.id for e in events}
     assert len({tuple(sorted(weights[e.id].items())) for e in events[:4]}) == 1
@@ -67,39 +72,64 @@ def test_identical_documents_are_encoded_once(store):
     index.close()
 
 
-def test_weights_stored_for_a_text_are_copied_not_encoded_again(store):
+def test_plays_of_a_song_differing_only_in_numbers_cost_no_encoding(store):
+    """A real export: every play says how long it lasted. The numbers are left to its
+    attributes (a question filters by them); the song's words are encoded once for all its plays."""
+    def play(n: int, ms: int, song: str = "Uprising"):
+        return ev("spotify", "music_stream", T0 + timedelta(hours=n), ms / 60000, f"Muse – {song}",
+                  f"Listened to {song} by Muse for {ms // 60000} min {ms // 1000 % 60} s on ios.",
+                  artist="Muse", track=song, ms_played=ms, minutes_played=round(ms / 60000, 2), platform="ios")
+    add(store, [play(n, 61_000 + 7_919 * n) for n in range(50)] + [play(60, 5_000, "1979")])
+    sparse = RecordingSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    stats = index.refresh()
+    assert (stats.added, stats.encoded) == (51, 51)
+    assert sorted(sparse.texts) == [
+        "artist: Muse", "platform: ios", "source: spotify | kind: music_stream",
+        "text: Listened to 1979 by Muse on ios.", "text: Listened to Uprising by Muse on ios.",
+        "title: Muse – 1979", "title: Muse – Uprising", "track: 1979", "track: Uprising"]
+    hits = dict(index.sparse_search("uprising", 100))
+    assert len(hits) == 50 and len(set(hits.values())) == 1
+    index.close()
+
+
+def test_units_encoded_before_are_not_encoded_again(store):
     first = plays("Uprising", 2)
     add(store, first)
     sparse = RecordingSparse()
     index = RetrievalIndex(store, sparse=sparse)
     index.refresh()
-    assert len(sparse.texts) == 1
+    assert len(sparse.texts) == 4
     # a later export: the same song played again, and a new one
     later = plays("Uprising", 3, start=20) + plays("Madness", 1, start=30)
     add(store, later, import_id=2)
     stats = index.refresh()
-    assert (stats.added, stats.encoded, stats.texts_encoded) == (4, 4, 1)
-    assert sparse.texts[1:] == [sparse.texts[0].replace("Uprising", "Madness")]
+    assert (stats.added, stats.encoded, stats.texts_encoded) == (4, 4, 2)
+    assert sparse.texts[4:] == ["text: Listened to Madness by Muse", "title: Muse – Madness"]
     weights = weights_by_id(index)
     assert all(weights[e.id] == weights[first[0].id] for e in later[:3])
-    # nothing left: no encoder call, nothing copied twice
-    assert index.refresh().encoded == 0 and len(sparse.texts) == 2
+    # nothing left: no encoder call
+    assert index.refresh().encoded == 0 and len(sparse.texts) == 6
     assert set(dict(index.sparse_search("uprising", 10))) == {e.id for e in first + later[:3]}
-    assert sum(len(w) for w in weights_by_id(index).values()) == sum(len(w) for w in weights.values())
     index.close()
 
 
-def test_progress_counts_documents_not_distinct_texts(store):
+def test_progress_counts_documents_and_says_each_stage(store):
     add(store, plays("Uprising", 5) + plays("Starlight", 5, start=10))
-    index = RetrievalIndex(store, sparse=FakeSparse(), encode_batch=1)
+    index = RetrievalIndex(store, sparse=FakeSparse(), embedder=DiaryEmbedder(), encode_batch=1)
     seen = []
     index.refresh(progress=lambda stage, done, total: seen.append((stage, done, total)))
-    assert seen == [("documents", 10, 10), ("sparse", 0, 10), ("sparse", 5, 10), ("sparse", 10, 10)]
+    sparse = [done for stage, done, total in seen if stage == "sparse" and total == 10]
+    assert seen[:2] == [("documents", 10, 10), ("sparse", 0, 10)] and sparse[-1] == 10
+    # one encoder call at a time: the first song's plays are done before the second's
+    assert sparse == sorted(sparse) and any(0 < done < 10 for done in sparse)
+    # the embedder reads 4 distinct texts (each song's passage and sentence) for the 10 events
+    assert seen[-2:] == [("vectors", 0, 10), ("vectors", 10, 10)]
     index.close()
 
 
 def test_an_interrupted_refresh_keeps_its_work(store):
-    songs = [s for i in range(6) for s in plays(f"Song {i}", 2, start=10 * i)]
+    songs = [s for i in range(6) for s in plays(f"Song {chr(65 + i)}", 2, start=10 * i)]
     add(store, songs)
     cancel = threading.Event()
 
@@ -112,11 +142,10 @@ def test_an_interrupted_refresh_keeps_its_work(store):
     sparse = CancelledDuringSecondBatch()
     index = RetrievalIndex(store, sparse=sparse, encode_batch=2)
     stats = index.refresh(cancel=cancel)
-    assert (stats.added, stats.encoded, stats.texts_encoded) == (12, 8, 4)
-    assert len(weights_by_id(index)) == 8  # four songs, two plays each: kept though cancelled
+    assert (stats.added, stats.texts_encoded) == (12, 4)  # both batches kept though cancelled
     resumed = index.refresh()
-    assert (resumed.added, resumed.encoded, resumed.texts_encoded) == (0, 4, 2)
-    assert len(sparse.texts) == len(set(sparse.texts)) == 6
+    assert resumed.added == 0 and stats.encoded + resumed.encoded == 12
+    assert len(sparse.texts) == len(set(sparse.texts)) == len(units_of(songs)) == 14
     assert len(weights_by_id(index)) == 12
     index.close()
 
@@ -151,7 +180,37 @@ def test_a_second_refresh_waits_for_the_first_and_finds_nothing_to_do(store):
     first.join(10)
     second.join(10)
     assert results["first"].encoded == 5 and results["second"].encoded == 0
-    assert len(sparse.texts) == 2
+    assert len(sparse.texts) == 6
+    index.close()
+
+
+def test_a_question_asked_during_a_refresh_says_it_waits_and_why(store):
+    from engine.execute import execute
+    from engine.operators import Models
+    from tests.test_operators import TODAY, FakePatterns
+
+    add(store, plays("Uprising", 3) + plays("Starlight", 2, start=10))
+    sparse = GatedSparse()
+    index = RetrievalIndex(store, sparse=sparse)
+    first = threading.Thread(target=index.refresh)
+    first.start()
+    assert sparse.entered.wait(10)
+    assert index.refreshing()[:3] == ("sparse", 0, 5)
+    said: list[str] = []
+    results = {}
+    question = threading.Thread(target=lambda: results.setdefault("r", execute(
+        'RETRIEVE(query="songs")', store, Models(sparse=sparse, patterns=FakePatterns({}, default="relevant")),
+        today=TODAY, index=index, progress=lambda p: said.append(getattr(p, "message", str(p))))))
+    question.start()
+    question.join(0.5)
+    assert question.is_alive(), "the question waits for the refresh"
+    assert any("waiting for the search index" in s and "encoding new events for search: 0 of 5" in s for s in said)
+    sparse.gate.set()
+    first.join(10)
+    question.join(10)
+    assert len(results["r"].rows) == 5
+    assert any("waiting for the search index" in n for st in results["r"].nodes for n in st.notes)
+    assert index.refreshing() is None
     index.close()
 
 
@@ -217,7 +276,7 @@ def test_sentence_vectors_follow_the_store_and_come_back_for_an_older_index(tmp_
     assert sorted(by_title[i] for i in near) == ["2024-03-01", "2024-03-03", "Run"]
     assert sorted(round(c, 2) for c in near.values()) == [0.71, 1.0, 1.0]
     # 2 of the 4 notes have two sentences; the heading is none
-    assert index._db.execute("SELECT count(*) FROM sentence_vectors").fetchone()[0] == 7
+    assert index._db.execute("SELECT count(*) FROM sentence_refs").fetchone()[0] == 7
     store.write(lambda con: con.execute("DELETE FROM events WHERE source = 'strava'")).result()
     assert index.refresh().removed == 1
     assert sorted(by_title[i] for i in index.nearest_sentences(run, 0.5)) == ["2024-03-01", "2024-03-03"]
@@ -267,3 +326,119 @@ def test_a_query_vector_goes_to_duckdb_as_one_parameter_with_the_same_values():
         sys.meta_path.pop(0)
     assert as_text == as_list
     assert tries.count("pandas") <= 2
+
+
+class LoggingSparse(FakeSparse):
+    """Writes each text it encodes to a file before it returns, slowly: a child
+    process to be killed halfway uses it."""
+
+    name = "fake-sparse"
+
+    def __init__(self, log: str):
+        super().__init__()
+        self.log = log
+
+    def encode(self, texts):
+        time.sleep(0.05)
+        with open(self.log, "a") as f:
+            f.writelines(t.replace("\n", " ") + "\n" for t in texts)
+        return super().encode(texts)
+
+
+class LoggingEmbedder(DiaryEmbedder):
+    name = "diary"
+    def __init__(self, log: str):
+        self.log = log
+
+    def embed(self, texts):
+        time.sleep(0.05)
+        with open(self.log, "a") as f:
+            f.writelines(t.replace("\n", " ") + "\n" for t in texts)
+        return super().embed(texts)
+
+
+class RecordingEmbedder(DiaryEmbedder):
+    name = "diary"
+    def __init__(self):
+        self.texts: list[str] = []
+
+    def embed(self, texts):
+        self.texts += texts
+        return super().embed(texts)
+
+
+_CHILD = """
+import sys
+from engine.retrieval.index import RetrievalIndex
+from engine.store import EventStore
+from tests.test_index_refresh import LoggingEmbedder, LoggingSparse
+store = EventStore(sys.argv[1])
+index = RetrievalIndex(store, sparse=LoggingSparse(sys.argv[2]), embedder=LoggingEmbedder(sys.argv[3]), encode_batch=2)
+index.vectors.batch = 2
+index.refresh()
+print("finished")
+"""
+
+
+@pytest.mark.parametrize("stage", ["sparse", "vectors"])
+def test_a_refresh_killed_halfway_loses_no_finished_work(tmp_path, stage):
+    """kill -9 while the encoders work; the next refresh encodes only what was not
+    stored, and the index ends up whole."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    path = str(tmp_path / "hindsight.duckdb")
+    store = EventStore(path)
+    songs = [s for i in range(26) for s in plays(f"Song {chr(65 + i)}", 2, start=10 * i)]
+    add(store, songs)
+    store.close()
+    logs = {"sparse": tmp_path / "sparse.log", "vectors": tmp_path / "vectors.log"}
+    child = subprocess.Popen([sys.executable, "-c", _CHILD, path, str(logs["sparse"]), str(logs["vectors"])],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and child.poll() is None:
+        if logs[stage].exists() and len(logs[stage].read_text().splitlines()) >= 10:
+            break
+        time.sleep(0.02)
+    assert child.poll() is None, f"the refresh ended before it was killed: {child.communicate()}"
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait()
+
+    store = EventStore(path)
+    sparse, embedder = RecordingSparse(), RecordingEmbedder()
+    index = RetrievalIndex(store, sparse=sparse, embedder=embedder)
+    units_done = {r[0] for r in index._db.execute(
+        "SELECT text FROM units JOIN units_done ON units.unit = units_done.id").fetchall()}
+    texts_done = {r[0] for r in index._db.execute(
+        "SELECT text FROM texts SEMI JOIN text_vectors USING (h)").fetchall()}
+    assert (units_done if stage == "sparse" else texts_done), "the killed refresh stored nothing it finished"
+    stats = index.refresh()
+    assert not set(sparse.texts) & units_done and not set(embedder.texts) & texts_done
+    assert len(sparse.texts) == len(set(sparse.texts)) and len(embedder.texts) == len(set(embedder.texts))
+    assert set(sparse.texts) | units_done == units_of(songs)
+    all_texts = {r[0] for r in index._db.execute("SELECT text FROM texts").fetchall()}
+    assert set(embedder.texts) | texts_done == all_texts
+    assert len(weights_by_id(index)) == len(songs)
+    if stage == "sparse":  # nothing was embedded before the kill
+        assert stats.embedded == len(songs)
+    assert len(index.passage_similarities(DiaryEmbedder().embed(["run"])[0], [e.id for e in songs])) == len(songs)
+    index.close()
+    store.close()
+
+
+def test_the_encoders_read_numbers_only_where_they_are_attribute_values():
+    from engine.retrieval.units import event_units, without_numbers
+
+    assert without_numbers("Listened to 1979 by Smashing Pumpkins from Mellon Collie Vol. 2 for 3 min 12 s.",
+                           ["Mellon Collie Vol. 2", "1979"]) == \
+        "Listened to 1979 by Smashing Pumpkins from Mellon Collie Vol. 2."
+    assert without_numbers("Song 12 and Song 13 for 4 min", ["Song 12"]) == "Song 12 and Song"
+    units, passages = event_units("mail", "mail", "Invoice 4411", "Hi,\n\nYour order 112-33 ships on 2024-03-01.",
+                                  {"from": "shop@example.com", "message_id": "<a1@x>", "size": 2048})
+    # numbers and record identifiers are left to full-text search and SQL
+    assert units == ["source: mail | kind: mail", "title: Invoice", "text: Hi,", "text: Your order ships.",
+                     "from: shop@example.com"]
+    assert passages == ["source: mail | kind: mail | title: Invoice | text: Hi,\n\nYour order ships.",
+                        "source: mail | kind: mail | title: Invoice | text: Your order ships."]

@@ -1297,16 +1297,20 @@ def test_a_query_that_names_a_source_and_its_kind_keeps_no_other_source(store):
 
 
 def test_index_is_incremental(store):
+    from engine.retrieval.units import event_units
     events = retrieval_life()
     add(store, events[:4])
     sparse = FakeSparse()
     index = RetrievalIndex(store, sparse=sparse)
     first = index.refresh()
-    assert (first.added, first.encoded, sparse.encoded) == (4, 4, 4)
+    # what the encoder reads is each distinct unit once (engine.retrieval.units)
+    units = [{u for e in part for u in event_units(e.source, e.kind, e.title, e.text, e.attributes)[0]}
+             for part in (events[:4], events)]
+    assert (first.added, first.encoded, sparse.encoded) == (4, 4, len(units[0]))
     add(store, events[4:], import_id=2)
     second = index.refresh()
-    assert (second.added, second.encoded, sparse.encoded) == (len(events) - 4, len(events) - 4, len(events))
-    assert index.refresh().added == 0 and sparse.encoded == len(events)
+    assert (second.added, second.encoded, sparse.encoded) == (len(events) - 4, len(events) - 4, len(units[1]))
+    assert index.refresh().added == 0 and sparse.encoded == len(units[1])
     store.write(lambda con: con.execute("DELETE FROM events WHERE id = ?", [events[0].id])).result()
     assert index.refresh().removed == 1
     assert events[0].id not in dict(index.fts_search("muse", 100))
@@ -1322,9 +1326,10 @@ def test_index_file_lives_beside_the_store_and_survives_reopening(tmp_path):
         index = RetrievalIndex(store, sparse=sparse)
         index.refresh()
         index.close()
+        encoded = sparse.encoded
         assert index_path(store.path) == tmp_path / "hindsight.retrieval.duckdb" and index_path(store.path).exists()
         again = RetrievalIndex(store, sparse=sparse)
-        assert again.refresh().added == 0 and sparse.encoded == len(retrieval_life())
+        assert again.refresh().added == 0 and sparse.encoded == encoded
         again.close()
 
         class OtherEncoder(FakeSparse):

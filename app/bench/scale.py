@@ -20,33 +20,97 @@ _PLATFORMS = ["ios", "android", "osx", "windows", "web_player", "Partner sonos_o
 _REASONS = ["trackdone", "fwdbtn", "clickrow", "backbtn", "playbtn", "appload", "endplay", "logout"]
 
 
-def write_spotify_extended(path: Path, n: int, seed: int = 7) -> Path:
-    """Stream ``n`` plausible extended-history records to ``path`` (no list in memory)."""
+def write_spotify_extended(path: Path, n: int, seed: int = 7, tracks: int | None = None) -> Path:
+    """Stream ``n`` plausible extended-history records to ``path`` (no list in memory).
+    With ``tracks``: one listener's plays of a catalogue of that many songs, the k-th
+    favourite played about 1/k as often as the first (Zipf), from two devices, most
+    plays running to their end; without: songs drawn uniformly from 400,000."""
     rng = random.Random(seed)
     t = datetime(2019, 1, 1, tzinfo=timezone.utc)
+    catalogue = None
+    if tracks:
+        catalogue = []
+        for k in range(tracks):
+            artist = rng.choice(_ARTISTS)
+            catalogue.append((f"Song {k + 1}", artist, f"{artist} Vol. {rng.randint(1, 5)}",
+                              f"spotify:track:{rng.getrandbits(64):016x}"))
+        weights = [1 / (k + 1) for k in range(tracks)]
+        platforms = rng.sample(_PLATFORMS, 2)
     with open(path, "w", encoding="utf-8") as f:
         f.write("[\n")
         for i in range(n):
             ms = rng.randint(5_000, 360_000)
             t += timedelta(milliseconds=ms + rng.randint(0, 600_000))
-            artist = rng.choice(_ARTISTS)
-            track = f"Song {rng.randint(1, 4000)}"
+            if catalogue is None:
+                artist = rng.choice(_ARTISTS)
+                track, album = f"Song {rng.randint(1, 4000)}", f"{artist} Vol. {rng.randint(1, 5)}"
+                uri, platform = f"spotify:track:{rng.getrandbits(64):016x}", rng.choice(_PLATFORMS)
+                start, end = rng.choice(_REASONS), rng.choice(_REASONS)
+            else:
+                track, artist, album, uri = rng.choices(catalogue, weights)[0]
+                platform = rng.choices(platforms, (4, 1))[0]
+                start = rng.choices(("trackdone", "clickrow", "fwdbtn", "playbtn"), (12, 3, 2, 1))[0]
+                end = rng.choices(("trackdone", "fwdbtn", "endplay", "logout"), (12, 4, 1, 1))[0]
             rec = {
-                "ts": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": rng.choice(_PLATFORMS), "ms_played": ms,
-                "conn_country": rng.choice(["DE", "FR", "US", "GB"]), "ip_addr": "192.0.2.1",
+                "ts": t.strftime("%Y-%m-%dT%H:%M:%SZ"), "platform": platform, "ms_played": ms,
+                "conn_country": rng.choice(["DE", "FR", "US", "GB"]) if catalogue is None else "DE",
+                "ip_addr": "192.0.2.1",
                 "master_metadata_track_name": track, "master_metadata_album_artist_name": artist,
-                "master_metadata_album_album_name": f"{artist} Vol. {rng.randint(1, 5)}",
-                "spotify_track_uri": f"spotify:track:{rng.getrandbits(64):016x}",
+                "master_metadata_album_album_name": album, "spotify_track_uri": uri,
                 "episode_name": None, "episode_show_name": None, "spotify_episode_uri": None,
                 "audiobook_title": None, "audiobook_uri": None, "audiobook_chapter_uri": None,
-                "audiobook_chapter_title": None, "reason_start": rng.choice(_REASONS),
-                "reason_end": rng.choice(_REASONS), "shuffle": rng.random() < 0.4,
+                "audiobook_chapter_title": None, "reason_start": start,
+                "reason_end": end, "shuffle": rng.random() < 0.4,
                 "skipped": rng.random() < 0.1, "offline": False, "offline_timestamp": None,
                 "incognito_mode": False,
             }
             f.write(("," if i else "") + json.dumps(rec) + "\n")
         f.write("]\n")
     return path
+
+
+def index_run(plays: int, tracks: int, workdir: Path | None = None, echo=print) -> dict:
+    """One listener's ``plays`` of ``tracks`` songs, imported, then indexed by a fresh
+    retrieval index with the real SPLADE encoder and Embedder: events/s, and how
+    many distinct texts each encoder read."""
+    from engine.ingest import import_paths
+    from engine.retrieval.index import RetrievalIndex
+    from engine.store import EventStore, store_path
+    from models.registry import ModelRegistry
+
+    with tempfile.TemporaryDirectory(dir=workdir) as tmp:
+        path = write_spotify_extended(Path(tmp) / "Streaming_History_Audio_2019.json", plays, tracks=tracks)
+        with EventStore(store_path(Path(tmp) / "data")) as store, ModelRegistry() as registry:
+            import_paths(store, [str(path)])
+            events = store.count()
+            sparse, embedder = registry.sparse_encoder(), registry.embedder()
+            t0, c0 = time.perf_counter(), time.process_time()
+            stages: dict[str, list[float]] = {}  # stage -> [wall s, CPU s] when it was last heard of
+
+            def progress(stage: str, done: int, total: int) -> None:
+                stages[stage] = [time.perf_counter() - t0, time.process_time() - c0]
+
+            index = RetrievalIndex(store, sparse=sparse, embedder=embedder)
+            stats = index.refresh(progress=progress)
+            stages["refresh"] = [time.perf_counter() - t0, time.process_time() - c0]
+            index.fts_search("warm up", 1)  # the full-text index is built at the first search
+            seconds, cpu = time.perf_counter() - t0, time.process_time() - c0
+            stages["full-text index"] = [seconds, cpu]
+            texts = index._db.execute("SELECT count(*) FROM texts").fetchone()[0] \
+                if index._db.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'texts'").fetchone()[0] \
+                else stats.embedded
+            index.close()
+    # CPU seconds (all threads) say what the work costs on a machine others share too
+    figures = {"events": events, "tracks": tracks, "seconds": round(seconds, 1), "cpu_seconds": round(cpu, 1),
+               "events_per_s": round(events / seconds, 1), "events_per_cpu_s": round(events / cpu, 1),
+               "stages_wall_cpu_s": {k: [round(x, 1) for x in v] for k, v in stages.items()},
+               "sparse_texts": stats.texts_encoded,
+               "embedded_texts": texts, "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)}
+    echo(f"indexed {events:,} plays of {tracks} songs in {seconds:.1f} s = {figures['events_per_s']:,.0f} events/s "
+         f"({cpu:.1f} CPU s = {figures['events_per_cpu_s']:,.0f} events per CPU second; "
+         f"{stats.texts_encoded:,} texts SPLADE-encoded, {texts:,} embedded); stages done at (wall, CPU) s: "
+         + ", ".join(f"{k} {v[0]:.0f}/{v[1]:.0f}" for k, v in stages.items()))
+    return figures
 
 
 def _import_once(file: str, store_dir: str, parallel: bool = True) -> dict:

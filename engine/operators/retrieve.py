@@ -768,6 +768,20 @@ def _accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list
     return accepted
 
 
+def _say_waiting(ctx: OperatorContext, stage: str, done: int, total: int, seconds: float) -> None:
+    """A question whose search waits for an index refresh already running says so,
+    how far that refresh is and, once it has a pace, about how long it will take."""
+    what = {"documents": "reading new events", "sparse": "encoding new events for search",
+            "vectors": "embedding new texts"}.get(stage, stage)
+    left = ""
+    if total and 0 < done < total and seconds > 1:
+        left = f", about {max(1, round((total - done) * seconds / done))} s left"
+    message = (f"waiting for the search index, which is being brought up to date ({what}: "
+               f"{done:,} of {total:,}{left})")
+    ctx.progress(message)
+    ctx.note(message)
+
+
 def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     """Group patterns first (a whole kind of event is in or out), value patterns
     inside the partial groups, the reranker for the search candidates no pattern
@@ -775,7 +789,8 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     with the same inputs is answered from the index's memo."""
     if ctx.index is None:
         ctx.index = RetrievalIndex(ctx.store, sparse=ctx.models.sparse, embedder=ctx.models.embedder)
-    ctx.index.refresh(cancel=ctx.cancel)  # new or removed events clear the memo
+    ctx.index.refresh(cancel=ctx.cancel, waiting=lambda stage, done, total, seconds: _say_waiting(
+        ctx, stage, done, total, seconds))  # new or removed events clear the memo
     ctx.check_cancel()
     # the inputs the result depends on: the query, the settings, and the condition it
     # judges a window of events by, where it does (the models are the engine's own)

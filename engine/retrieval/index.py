@@ -5,9 +5,12 @@ in-memory store).
 Two indexes over one verbalised document per event: DuckDB full-text search (BM25,
 the ``fts`` extension from the ``duckdb-extension-fts`` package, loaded from its
 file; ``bm25s`` is the fallback if that cannot load) and the SparseEncoder's
-(SPLADE) term weights. Both are brought up to date incrementally by
-:meth:`RetrievalIndex.refresh`: only events not yet indexed are verbalised and
-encoded, deleted events are dropped. It never writes to the event store.
+(SPLADE) term weights, plus the Embedder's vectors (:mod:`engine.retrieval.vectors`).
+The encoders read each event as texts many events share (:mod:`engine.retrieval.units`),
+each distinct text once for the whole index. All are brought up to date
+incrementally by :meth:`RetrievalIndex.refresh`: only events not yet indexed are
+verbalised, only texts not yet encoded are encoded, deleted events are dropped. It
+never writes to the event store.
 """
 from __future__ import annotations
 
@@ -23,14 +26,21 @@ import duckdb
 import orjson
 import pyarrow as pa
 
-from engine.retrieval.vectors import PassageVectors, append_done
+from engine.retrieval.passages import SIMILARITY_CHARS
+from engine.retrieval.units import event_texts, text_key
+from engine.retrieval.vectors import PassageVectors, append_done, create_ref_tables
 from engine.retrieval.verbalise import key_values, verbalise
 
 log = logging.getLogger(__name__)
 
 INDEX_SUFFIX = ".retrieval.duckdb"
-#: Bump when ``engine.retrieval.verbalise`` changes what a document says.
-DOC_VERSION = "1"
+#: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
+#: ``engine.retrieval.units`` what its units and passages are.
+DOC_VERSION = "2"  # 2: sparse units and embedder texts shared by content
+#: events verbalised and stored per step (a refresh killed halfway keeps the steps done)
+DOCUMENT_CHUNK = 5000
+#: documents per sparse step: their missing units are encoded, then they are marked done
+SPARSE_CHUNK = 1024
 
 
 class RetrievalIndexError(RuntimeError):
@@ -69,11 +79,11 @@ def read_events(store, ids: list[str], select: str) -> list[tuple]:
 class RefreshStats:
     added: int
     removed: int
-    encoded: int  # documents that got term weights (encoded, or copied from an identical document)
+    encoded: int  # documents that got term weights (each of their units encoded now or before)
     seconds: float
     fts_backend: str
-    texts_encoded: int = 0  # distinct document texts the sparse encoder actually read
-    embedded: int = 0  # events whose passages got Embedder vectors
+    texts_encoded: int = 0  # distinct units the sparse encoder actually read
+    embedded: int = 0  # events whose passages and sentences all have Embedder vectors now
 
 
 class SearchMemo:
@@ -127,16 +137,19 @@ class RetrievalIndex:
                  encode_batch: int = 64):
         self.store = store
         self.sparse = sparse
-        # Texts per encoder call: between two calls progress is reported and a cancel
-        # is seen. 64 rather than 256: the encoder reads 64 tokens and 98% of the demo's
-        # documents are longer, so its length sorting within a call saves nothing more
-        # (1,024 texts: 36-39 docs/s either way, on a loaded machine) while progress
-        # moves about every second instead of every four, and a cancel stops that much sooner.
+        # Texts per encoder call: between two calls progress is reported, a cancel is
+        # seen and the work done is stored. 64 rather than 256: the encoder reads 64
+        # tokens, so its length sorting within a call saves nothing more (1,024 texts:
+        # 36-39 docs/s either way, on a loaded machine) while progress moves about every
+        # second instead of every four, and a cancel stops that much sooner.
         self.encode_batch = encode_batch
         if path is None:
             path = ":memory:" if store.path == ":memory:" else index_path(store.path)
         self.path = str(path)
         self._lock = threading.RLock()
+        # what the refresh holding the lock is doing: (stage, done, total, started), for
+        # a question that waits for it (:meth:`refresh`'s ``waiting``)
+        self._busy: tuple[str, int, int, float] | None = None
         # what RETRIEVE found for a search, while the documents stay the same (SearchMemo)
         self.memo = SearchMemo()
         try:
@@ -144,12 +157,24 @@ class RetrievalIndex:
         except duckdb.Error as exc:
             raise RetrievalIndexError(f"cannot open the retrieval index {self.path}: {exc}; "
                               "run 'hindsight doctor --repair' to rebuild it from your events") from exc
-        self._db.execute("CREATE TABLE IF NOT EXISTS docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS sparse_terms (id VARCHAR NOT NULL, term VARCHAR NOT NULL, "
-                         "weight FLOAT NOT NULL)")
-        self._db.execute("CREATE TABLE IF NOT EXISTS sparse_done (id VARCHAR PRIMARY KEY)")
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
         self._reset_if_stale()
+        self._db.execute("CREATE TABLE IF NOT EXISTS docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
+        # each document's sparse units (engine.retrieval.units.sparse_units), each
+        # distinct unit's text once, and the term weights of those encoded
+        # a bag is a distinct set of units: the plays of a song from one device share
+        # one, so a search scores bags and a document is one row (doc_bags), not fifteen
+        self._db.execute("CREATE TABLE IF NOT EXISTS doc_bags (id VARCHAR NOT NULL, bag BIGINT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS bags (bag BIGINT NOT NULL, unit BIGINT NOT NULL)")
+        self._db.execute("CREATE OR REPLACE VIEW doc_units AS "
+                         "SELECT d.id, b.unit FROM doc_bags d JOIN bags b USING (bag)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS units (unit BIGINT NOT NULL, text VARCHAR NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS unit_terms (unit BIGINT NOT NULL, term VARCHAR NOT NULL, "
+                         "weight FLOAT NOT NULL)")
+        self._db.execute("CREATE TABLE IF NOT EXISTS units_done (id BIGINT NOT NULL)")
+        # documents all of whose units are encoded
+        self._db.execute("CREATE TABLE IF NOT EXISTS sparse_done (id VARCHAR PRIMARY KEY)")
+        create_ref_tables(self._db)
         # with an Embedder: each passage's vector, so RETRIEVE need not embed candidates
         self.vectors = PassageVectors(self._db, embedder) if embedder is not None else None
         self._fts_backend = self._load_fts()
@@ -166,16 +191,17 @@ class RetrievalIndex:
         meta = dict(self._db.execute("SELECT key, value FROM meta").fetchall())
         if meta.get("doc_version", DOC_VERSION) != DOC_VERSION:
             log.info("retrieval index %s: document format changed; rebuilding", self.path)
-            self._db.execute("DELETE FROM docs")
-            self._db.execute("DELETE FROM sparse_terms")
-            self._db.execute("DELETE FROM sparse_done")
-            self._db.execute("DROP TABLE IF EXISTS passage_vectors")  # passages are verbalised too
-            self._db.execute("DROP TABLE IF EXISTS sentence_vectors")
-            self._db.execute("DROP TABLE IF EXISTS vectors_done")
+            self._db.execute("DROP VIEW IF EXISTS doc_units")
+            for table in ("docs", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done", "texts",
+                          "passage_refs", "sentence_refs", "text_vectors",
+                          # an older layout's
+                          "sparse_terms", "passage_vectors", "sentence_vectors", "vectors_done"):
+                self._db.execute(f"DROP TABLE IF EXISTS {table}")
+            self._db.execute("DELETE FROM meta WHERE key = 'fts_docs'")
         elif encoder and meta.get("sparse_encoder", encoder) != encoder:
             log.info("retrieval index %s: sparse encoder changed to %s; re-encoding", self.path, encoder)
-            self._db.execute("DELETE FROM sparse_terms")
-            self._db.execute("DELETE FROM sparse_done")
+            for table in ("unit_terms", "units_done", "sparse_done"):
+                self._db.execute(f"DROP TABLE IF EXISTS {table}")
         self._db.execute("INSERT OR REPLACE INTO meta VALUES ('doc_version', ?)", [DOC_VERSION])
         if encoder:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('sparse_encoder', ?)", [encoder])
@@ -203,65 +229,156 @@ class RetrievalIndex:
 
     # ---- building ------------------------------------------------------------------
     def refresh(self, *, cancel: threading.Event | None = None,
-                progress: Callable[[str, int, int], None] | None = None) -> RefreshStats:
+                progress: Callable[[str, int, int], None] | None = None,
+                waiting: Callable[[str, int, int, float], None] | None = None) -> RefreshStats:
         """Index events added to the store since the last refresh; forget removed ones.
 
-        ``progress(stage, done, total)`` counts documents: stage "documents" while
-        events are verbalised, then "sparse" while they get term weights, then
-        "vectors" while their passages get Embedder vectors (with an Embedder). Another
-        thread's refresh is waited for (the work is shared, never done twice); a
-        ``cancel`` stops the wait as well as the work, keeping what was finished."""
+        ``progress(stage, done, total)``: stage "documents" counts events as they are
+        verbalised and cut into units (:mod:`engine.retrieval.units`), "sparse" counts
+        documents as their units get term weights, "vectors" counts events by the share
+        of the distinct texts without a vector that the Embedder has done (with an Embedder). Another thread's refresh is
+        waited for (the work is shared, never done twice), and ``waiting(stage, done,
+        total, seconds)`` is told once what that refresh is doing; a ``cancel`` stops
+        the wait as well as the work, keeping what was finished. Every stage stores its
+        work as it goes: a refresh killed halfway loses at most one encoder batch."""
         t0 = time.perf_counter()
-        if not self._acquire(cancel):
+        if not self._acquire(cancel, waiting):
             return RefreshStats(0, 0, 0, time.perf_counter() - t0, self._fts_backend)
+
+        def report(stage: str, done: int, total: int) -> None:
+            self._busy = (stage, done, total, t0)
+            if progress:
+                progress(stage, done, total)
+
         try:
-            store_ids = self.store.reader().execute("SELECT DISTINCT id FROM events").to_arrow_table()
-            self._db.register("_store_ids", store_ids)
-            try:
-                removed = self._db.execute(
-                    "DELETE FROM docs WHERE id NOT IN (SELECT id FROM _store_ids) RETURNING id").fetchall()
-                if removed:
-                    self._db.execute("DELETE FROM sparse_terms WHERE id NOT IN (SELECT id FROM docs)")
-                    self._db.execute("DELETE FROM sparse_done WHERE id NOT IN (SELECT id FROM docs)")
-                new_ids = [r[0] for r in self._db.execute(
-                    "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
-            finally:
-                self._db.unregister("_store_ids")
-            added = 0
-            for i in range(0, len(new_ids), 5000):
-                if cancel is not None and cancel.is_set():
-                    break
-                rows = read_events(self.store, new_ids[i:i + 5000],
-                                   "SELECT id, source, kind, title, text, attributes FROM events")
-                # one document per id, even if a store ever held an id twice
-                docs = list({r[0]: (r[0], verbalise(key_values(r[1], r[2], r[3], r[4],
-                                                               orjson.loads(r[5]) if r[5] else {})))
-                             for r in reversed(rows)}.values())
-                self._db.register("_new_docs", pa.table({"id": [d[0] for d in docs], "doc": [d[1] for d in docs]}))
-                try:
-                    self._db.execute("INSERT INTO docs SELECT id, doc FROM _new_docs")
-                finally:
-                    self._db.unregister("_new_docs")
-                added += len(docs)
-                if progress:
-                    progress("documents", added, len(new_ids))
+            self._busy = ("documents", 0, 0, t0)
+            added, removed = self._add_documents(cancel, report)
             if added or removed:
                 self._fts_dirty = True
-            encoded, texts = self._encode_missing(cancel, progress)
+            encoded, texts = self._encode_missing(cancel, report)
             embedded = 0
             if self.vectors is not None:
-                if removed:
-                    self.vectors.forget_removed()
-                embedded = self.vectors.embed_missing(self.store, read_events, cancel, progress)
+                before = self.vectors.unembedded_events()
+                # the embedder's work is counted in distinct texts; progress says it in
+                # events, as the other stages do (the share of the texts done, of them)
+                if before and self.vectors.embed_missing(cancel, lambda stage, done, total: report(
+                        stage, before * done // total, before)):
+                    embedded = before - self.vectors.unembedded_events()
             if added or removed or encoded or embedded:  # searches would find otherwise now
                 self.memo.clear()
-            return RefreshStats(added, len(removed), encoded, time.perf_counter() - t0, self._fts_backend, texts,
+            return RefreshStats(added, removed, encoded, time.perf_counter() - t0, self._fts_backend, texts,
                                 embedded)
         finally:
+            self._busy = None
             self._lock.release()
 
-    def _acquire(self, cancel: threading.Event | None) -> bool:
-        """The index lock; False if ``cancel`` is set while another refresh holds it."""
+    def _add_documents(self, cancel, report) -> tuple[int, int]:
+        """Documents, units and passage references for the store's new events; those of
+        removed events dropped. Returns (added, removed)."""
+        store_ids = self.store.reader().execute("SELECT DISTINCT id FROM events").to_arrow_table()
+        self._db.register("_store_ids", store_ids)
+        try:
+            removed = self._db.execute(
+                "DELETE FROM docs WHERE id NOT IN (SELECT id FROM _store_ids) RETURNING id").fetchall()
+            if removed:
+                for table in ("doc_bags", "sparse_done", "passage_refs", "sentence_refs"):
+                    self._db.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM docs)")
+            new_ids = [r[0] for r in self._db.execute(
+                "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
+        finally:
+            self._db.unregister("_store_ids")
+        added = 0
+        keys: dict[str, int] = {}  # text -> text_key, for this refresh: most texts repeat
+        memo: dict = {}  # an event's neural view -> its units, passages, sentences
+        bags: dict[tuple, int] = {}  # unit keys -> their bag
+        for i in range(0, len(new_ids), DOCUMENT_CHUNK):
+            if cancel is not None and cancel.is_set():
+                break
+            rows = read_events(self.store, new_ids[i:i + DOCUMENT_CHUNK],
+                               "SELECT id, source, kind, title, text, attributes FROM events")
+            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys, memo, bags)
+            report("documents", added, len(new_ids))
+        return added, len(removed)
+
+    def _write_documents(self, rows, keys: dict[str, int], memo: dict, bags: dict) -> int:
+        def key(text: str) -> int:
+            k = keys.get(text)
+            if k is None:
+                if len(keys) > 1_000_000:
+                    keys.clear()
+                k = keys[text] = text_key(text)
+            return k
+
+        ids, docs, du_id, du_unit, b_bag, b_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(11))
+        unit_texts: dict[int, str] = {}
+        texts: dict[int, str] = {}
+        for event_id, source, kind, title, text, attrs in rows:
+            pairs = key_values(source, kind, title, text, orjson.loads(attrs) if attrs else {})
+            ids.append(event_id)
+            docs.append(verbalise(pairs))
+            units, passages, said = event_texts(pairs, source, kind, title, text, memo)
+            unit_keys = tuple(key(u) for u in units)
+            bag = bags.get(unit_keys)
+            if bag is None:
+                if len(bags) > 100_000:
+                    bags.clear()
+                bag = bags[unit_keys] = text_key(",".join(map(str, unit_keys)))
+                for u, k in zip(units, unit_keys):
+                    unit_texts[k] = u
+                    b_bag.append(bag); b_unit.append(k)
+            du_id.append(event_id); du_unit.append(bag)
+            for n, passage in enumerate(passages):
+                passage = passage[:SIMILARITY_CHARS]
+                k = key(passage)
+                texts[k] = passage
+                p_id.append(event_id); p_n.append(n); p_h.append(k)
+            for sentence in said:
+                k = key(sentence)
+                texts[k] = sentence
+                s_id.append(event_id); s_h.append(k)
+        tables = {
+            "_new_docs": pa.table({"id": pa.array(ids, pa.string()), "doc": pa.array(docs, pa.string())}),
+            "_new_doc_bags": pa.table({"id": pa.array(du_id, pa.string()), "bag": pa.array(du_unit, pa.int64())}),
+            "_new_bags": pa.table({"bag": pa.array(b_bag, pa.int64()), "unit": pa.array(b_unit, pa.int64())}),
+            "_new_units": pa.table({"unit": pa.array(list(unit_texts), pa.int64()),
+                                    "text": pa.array(list(unit_texts.values()), pa.string())}),
+            "_new_prefs": pa.table({"id": pa.array(p_id, pa.string()), "n": pa.array(p_n, pa.int32()),
+                                    "h": pa.array(p_h, pa.int64())}),
+            "_new_srefs": pa.table({"id": pa.array(s_id, pa.string()), "h": pa.array(s_h, pa.int64())}),
+            "_new_texts": pa.table({"h": pa.array(list(texts), pa.int64()),
+                                    "text": pa.array(list(texts.values()), pa.string())}),
+        }
+        for name, table in tables.items():
+            self._db.register(name, table)
+        try:
+            self._db.begin()  # a document is stored with all it is made of, or not at all
+            self._db.execute("INSERT INTO docs SELECT * FROM _new_docs")
+            self._db.execute("INSERT INTO doc_bags SELECT * FROM _new_doc_bags")
+            self._db.execute("INSERT INTO bags SELECT * FROM _new_bags SEMI JOIN "
+                             "(SELECT DISTINCT bag FROM _new_bags ANTI JOIN bags USING (bag)) USING (bag)")
+            self._db.execute("INSERT INTO units SELECT * FROM _new_units ANTI JOIN units USING (unit)")
+            self._db.execute("INSERT INTO passage_refs SELECT * FROM _new_prefs")
+            self._db.execute("INSERT INTO sentence_refs SELECT * FROM _new_srefs")
+            self._db.execute("INSERT INTO texts SELECT * FROM _new_texts ANTI JOIN texts USING (h)")
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
+        finally:
+            for name in tables:
+                self._db.unregister(name)
+        return len(ids)
+
+    def _acquire(self, cancel: threading.Event | None, waiting=None) -> bool:
+        """The index lock; False if ``cancel`` is set while another refresh holds it.
+        ``waiting`` is told once what the refresh holding it does."""
+        if self._lock.acquire(blocking=False):
+            return True
+        if waiting is not None:
+            busy = self._busy
+            if busy is not None:
+                stage, done, total, started = busy
+                waiting(stage, done, total, time.perf_counter() - started)
         if cancel is None:
             return self._lock.acquire()
         while not self._lock.acquire(timeout=0.1):
@@ -269,75 +386,81 @@ class RetrievalIndex:
                 return False
         return True
 
-    def _encode_missing(self, cancel, progress) -> tuple[int, int]:
-        """Term weights for every document without them; returns (documents, texts
-        encoded). Byte-identical documents (a song played a hundred times) share one
-        encoding: weights already stored for the same text are copied, and each other
-        distinct text is encoded once."""
+    def refreshing(self) -> tuple[str, int, int, float] | None:
+        """What a refresh running now does: (stage, done, total, seconds so far), or None."""
+        busy = self._busy
+        return None if busy is None else (busy[0], busy[1], busy[2], time.perf_counter() - busy[3])
+
+    def _encode_missing(self, cancel, report) -> tuple[int, int]:
+        """Term weights for every document without them: each of its units not encoded
+        yet is encoded (once, however many documents share it). Returns (documents,
+        units encoded). Documents go in id order, a chunk at a time; the units of
+        each encoder batch are stored as soon as they are encoded."""
         if self.sparse is None:
             return 0, 0
-        total = self._db.execute("SELECT count(*) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done)").fetchone()[0]
-        if not total:
+        todo = [r[0] for r in self._db.execute(
+            "SELECT id FROM docs ANTI JOIN sparse_done USING (id) ORDER BY id").fetchall()]
+        if not todo:
             return 0, 0
-        done = self._copy_known_weights()
-        if progress:  # the slow stage starts: say so before its first batch
-            progress("sparse", done, total)
-        groups = self._db.execute(
-            "SELECT doc, list(id ORDER BY id) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done) "
-            "GROUP BY doc ORDER BY min(id)").fetchall()
-        texts = 0
-        ids: list[str] = []
-        terms: list[str] = []
-        ws: list[float] = []
-        finished: list[str] = []
-
-        def flush() -> None:
-            # write in large chunks: one INSERT per model batch costs more than the fake models
-            append_done(self._db, "sparse_terms", pa.table({
-                "id": pa.array(ids, pa.string()), "term": pa.array(terms, pa.string()),
-                "weight": pa.array(ws, pa.float32())}), "sparse_done", finished)
-            ids.clear(); terms.clear(); ws.clear(); finished.clear()
-
-        for i in range(0, len(groups), self.encode_batch):
-            if cancel is not None and cancel.is_set():
-                break
-            batch = groups[i:i + self.encode_batch]
-            weights = self.sparse.encode([doc for doc, _ in batch])
-            texts += len(batch)
-            for (_, doc_ids), vec in zip(batch, weights):
-                kept = [(term, float(w)) for term, w in vec.items() if w > 0]
-                for doc_id in doc_ids:
-                    for term, w in kept:
-                        ids.append(doc_id); terms.append(term); ws.append(w)
-                    finished.append(doc_id)
-                done += len(doc_ids)
-            if len(finished) >= 1024:  # keep work across an interrupted refresh
-                flush()
-            if progress:
-                progress("sparse", done, total)
-        if finished:
-            flush()
+        report("sparse", 0, len(todo))
+        done = texts = 0
+        for i in range(0, len(todo), SPARSE_CHUNK):
+            chunk = todo[i:i + SPARSE_CHUNK]
+            self._db.register("_chunk", pa.table({"id": pa.array(chunk, pa.string())}))
+            try:
+                # each document's units not encoded yet, documents in id order
+                needs = self._db.execute(
+                    "SELECT c.id, list(u.unit ORDER BY u.unit) FILTER (WHERE u.unit IS NOT NULL), "
+                    "list(u.text ORDER BY u.unit) FILTER (WHERE u.unit IS NOT NULL) FROM _chunk c "
+                    "LEFT JOIN (doc_units d JOIN units u USING (unit) ANTI JOIN units_done x ON x.id = d.unit) "
+                    "ON d.id = c.id GROUP BY c.id ORDER BY c.id").fetchall()
+            finally:
+                self._db.unregister("_chunk")
+            # the distinct units in the order the documents need them; a document is
+            # done once the units up to its last one are
+            position: dict[int, int] = {}
+            missing: list[tuple[int, str]] = []
+            last: list[tuple[str, int]] = []  # (document, position of the last unit it needs)
+            for doc_id, units, unit_texts in needs:
+                for unit, text in zip(units or (), unit_texts or ()):
+                    if unit not in position:
+                        position[unit] = len(missing)
+                        missing.append((unit, text))
+                last.append((doc_id, max((position[u] for u in units or ()), default=-1)))
+            marked = 0
+            for j in range(0, max(len(missing), 1), self.encode_batch):
+                if cancel is not None and cancel.is_set():
+                    return done, texts
+                batch = missing[j:j + self.encode_batch]
+                weights = self.sparse.encode([t for _, t in batch]) if batch else []
+                units, terms, ws = [], [], []
+                for (unit, _), vec in zip(batch, weights):
+                    for term, w in vec.items():
+                        if w > 0:
+                            units.append(unit); terms.append(term); ws.append(float(w))
+                end = j + len(batch)
+                ready = []
+                while marked < len(last) and last[marked][1] < end:
+                    ready.append(last[marked][0])
+                    marked += 1
+                append_done(self._db, "unit_terms", pa.table({
+                    "unit": pa.array(units, pa.int64()), "term": pa.array(terms, pa.string()),
+                    "weight": pa.array(ws, pa.float32())}), "units_done", [u for u, _ in batch], id_type=pa.int64(),
+                    more={"sparse_done": pa.table({"id": pa.array(ready, pa.string())})})
+                texts += len(batch)
+                done += len(ready)
+                report("sparse", done, len(todo))
         return done, texts
 
-    def _copy_known_weights(self) -> int:
-        """Give documents whose text already has weights here (from an earlier
-        refresh) a copy of them; returns how many documents got weights."""
-        self._db.begin()
-        try:
-            self._db.execute(
-                "CREATE TEMP TABLE _reuse AS SELECT t.id, k.donor FROM docs t JOIN "
-                "(SELECT d.doc, min(d.id) AS donor FROM docs d SEMI JOIN sparse_done s ON d.id = s.id "
-                " GROUP BY d.doc) k ON t.doc = k.doc "
-                "WHERE t.id NOT IN (SELECT id FROM sparse_done)")
-            self._db.execute("INSERT INTO sparse_terms SELECT r.id, s.term, s.weight FROM _reuse r "
-                             "JOIN sparse_terms s ON s.id = r.donor")
-            n = self._db.execute("INSERT INTO sparse_done SELECT id FROM _reuse").fetchone()[0]
-            self._db.execute("DROP TABLE _reuse")
-            self._db.commit()
-        except BaseException:
-            self._db.rollback()
-            raise
-        return n
+    def term_weights(self, ids: list[str] | None = None) -> dict[str, dict[str, float]]:
+        """Each document's SPLADE term weights: the maximum over its units."""
+        where = "" if ids is None else "WHERE list_contains(?, d.id)"
+        out: dict[str, dict[str, float]] = {}
+        for doc_id, term, w in self._db.execute(
+                f"SELECT d.id, t.term, max(t.weight) FROM doc_units d JOIN unit_terms t USING (unit) {where} "
+                "GROUP BY d.id, t.term", [] if ids is None else [ids]).fetchall():
+            out.setdefault(doc_id, {})[term] = w
+        return out
 
     def _docs_fingerprint(self) -> str:
         n, h = self._db.execute("SELECT count(*), coalesce(sum(hash(id, doc)), 0) FROM docs").fetchone()
@@ -402,9 +525,13 @@ class RetrievalIndex:
         with self._lock:
             self._db.register("_q", pa.table({"term": list(qvec), "qw": list(qvec.values())}))
             try:
+                # a document's weight for a term is the largest of its units' (SPLADE's own pooling)
                 return [(r[0], float(r[1])) for r in self._db.execute(
-                    "SELECT s.id, sum(s.weight * q.qw) AS score FROM sparse_terms s JOIN _q q USING (term) "
-                    "GROUP BY s.id ORDER BY score DESC, s.id LIMIT ?", [limit]).fetchall()]
+                    "WITH s AS (SELECT bag, sum(best) AS score FROM (SELECT b.bag, t.term, "
+                    "max(t.weight) * any_value(q.qw) AS best FROM unit_terms t JOIN _q q USING (term) "
+                    "JOIN bags b USING (unit) GROUP BY b.bag, t.term) GROUP BY bag) "
+                    "SELECT d.id, s.score FROM doc_bags d JOIN s USING (bag) ORDER BY s.score DESC, d.id LIMIT ?",
+                    [limit]).fetchall()]
             finally:
                 self._db.unregister("_q")
 

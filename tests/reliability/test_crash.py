@@ -103,7 +103,8 @@ def _index_is_complete(data: Path) -> None:
         missing = con.execute("SELECT count(*) FROM store.events WHERE id NOT IN (SELECT id FROM docs)").fetchone()[0]
         stale = con.execute("SELECT count(*) FROM docs WHERE id NOT IN (SELECT id FROM store.events)").fetchone()[0]
         unweighted = con.execute("SELECT count(*) FROM docs WHERE id NOT IN (SELECT id FROM sparse_done)").fetchone()[0]
-        twice = con.execute("SELECT count(*) FROM (SELECT id, term FROM sparse_terms GROUP BY ALL "
+        # a unit's term weights written twice (a finished batch encoded again)
+        twice = con.execute("SELECT count(*) FROM (SELECT unit, term FROM unit_terms GROUP BY ALL "
                             "HAVING count(*) > 1)").fetchone()[0]
     finally:
         con.close()

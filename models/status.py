@@ -52,5 +52,5 @@ def role_status(cache: Path, role: str) -> dict:
 
 def status(cache: Path | None = None) -> dict:
     """``{"roles": {role: {"ready", "path", "bytes", "sha256", "source", "built_at", "metrics", ...}}}``"""
-    cache = cache or mpaths.cache_dir()
+    cache = cache or mpaths.models_dir()
     return {"cache": str(cache), "roles": {role: role_status(cache, role) for role in manifest.ROLES}}

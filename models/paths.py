@@ -1,6 +1,6 @@
 """Where model files live: the user cache (built and assembled models) and the
 installed weight packages (found by their spec, without importing them) in a
-source checkout; the read-only ``models/`` folder inside an installed build
+source checkout; the read-only ``bundled-models/`` folder inside an installed build
 (``make dist``), which holds every role and is never written to.
 
 Must not import any model library.
@@ -14,8 +14,8 @@ from pathlib import Path
 
 CACHE_ENV = "HINDSIGHT_CACHE_DIR"
 PLANNER_GGUF_ENV = "HINDSIGHT_PLANNER_GGUF"
-BUNDLE_ENV = "HINDSIGHT_BUNDLED_MODELS"  # a bundle's models/ folder; set by tests, found when frozen
-BUNDLE_SUBDIR = "models"
+BUNDLE_ENV = "HINDSIGHT_BUNDLED_MODELS"  # a bundle's bundled-models/ folder; set by tests, found when frozen
+BUNDLE_SUBDIR = "bundled-models"
 
 
 class WeightsPackageMissing(LookupError):
@@ -40,7 +40,7 @@ def cache_dir() -> Path:
 
 def bundled_models_dir() -> Path | None:
     """The models folder of an installed build: ``$HINDSIGHT_BUNDLED_MODELS``, else
-    ``models/`` beside the frozen app's code (PyInstaller's ``sys._MEIPASS``); None in
+    ``bundled-models/`` beside the frozen app's code (PyInstaller's ``sys._MEIPASS``); None in
     a source checkout. Layout: the cache's (``<role>/current.json``, ``<role>/<key>/``,
     manifests with paths relative to their folder) plus ``embedder/`` holding the int8
     ONNX MiniLM and its tokenizer, which a checkout takes from their packages."""

@@ -4,6 +4,7 @@ is tests/test_dist_build.py (slow)."""
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 import subprocess
@@ -248,3 +249,28 @@ def test_the_tarball_is_byte_for_byte_reproducible(tiny_bundle, tmp_path, dist):
     assert a.read_bytes() == b.read_bytes()
     listing = subprocess.run(["tar", "-tvzf", str(a)], capture_output=True, text=True, check=True).stdout
     assert " 0/0 " in listing and "hindsight-0.1.0-linux-x86_64/hindsight" in listing
+
+
+# ---- models inside an installed build ------------------------------------------------------------
+def test_an_installed_build_reads_its_models_from_its_own_folder(tmp_path, monkeypatch):
+    from models import manifest, status
+    from models.registry import ModelRegistry
+
+    bundle = tmp_path / "bundled-models"
+    folder = bundle / "extractor" / "k1"
+    (folder / "ct2").mkdir(parents=True)
+    (folder / "ct2" / "model.bin").write_bytes(b"weights")
+    m = manifest.Manifest("extractor", "k1", "ct2", 7, "abc", "trained here", "2026-01-01", "full")
+    (folder / "manifest.json").write_text(json.dumps(m.to_json()))
+    manifest.make_current(bundle, "extractor", "k1")
+    (bundle / "embedder").mkdir()
+    monkeypatch.setenv("HINDSIGHT_BUNDLED_MODELS", str(bundle))
+    monkeypatch.setenv("HINDSIGHT_CACHE_DIR", str(tmp_path / "user-cache"))
+    roles = status.status()["roles"]
+    assert roles["extractor"]["ready"] and roles["extractor"]["path"] == str(folder / "ct2")  # wherever it sits
+    assert not roles["embedder"]["ready"] and "model.onnx" in roles["embedder"]["reason"]
+    assert not roles["planner"]["ready"]
+    registry = ModelRegistry()
+    assert registry.models == bundle and registry.cache == tmp_path / "user-cache"  # state goes to the user cache
+    (bundle / "embedder" / "model.onnx").write_bytes(b"onnx")
+    assert status.status()["roles"]["embedder"]["path"] == str(bundle / "embedder" / "model.onnx")

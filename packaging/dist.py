@@ -362,6 +362,9 @@ def _build_fresh(cached: Path, stage: Path, llama_lib: Path, work: Path, ver: st
     if cached.exists():
         shutil.rmtree(cached)
     os.replace(tmp, cached)
+    for old in cached.parent.iterdir():  # a build is ~4 GB: keep only the newest
+        if old != cached and old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
     return report
 
 

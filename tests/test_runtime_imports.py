@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 TRAINING = ("torch", "transformers", "sentence_transformers")
 
@@ -45,6 +47,13 @@ from tests.test_qud import ScriptedLLM
 QUESTION = "How many songs by Harbour Lights did I listen to?"
 
 
+class SameEmbedder(FakeEmbedder):
+    dimension = 2
+
+    def embed(self, texts):
+        return [[1.0, 0.0] for _ in texts]
+
+
 class Registry:
     def __init__(self, cache):
         self.cache = cache
@@ -59,7 +68,7 @@ class Registry:
     def extractor(self):
         return FakeExtractor("")
     def embedder(self):
-        return FakeEmbedder()
+        return SameEmbedder()
     def on_first_use(self, role):
         return None
     def close(self):
@@ -81,10 +90,36 @@ print(json.dumps({"loaded": loaded, "answer": answer.answer_text,
 
 
 def test_the_runtime_path_imports_no_training_library():
-    env = dict(os.environ, PYTHONPATH=str(ROOT), QT_QPA_PLATFORM="offscreen")
+    import importlib.util
+
+    if importlib.util.find_spec("onnxruntime") is None or importlib.util.find_spec("numpy") is None:
+        pytest.skip("model requirements not installed (requirements-models.txt)")
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])),
+               QT_QPA_PLATFORM="offscreen")
     proc = subprocess.run([sys.executable, "-c", SCRIPT], cwd=ROOT, env=env, capture_output=True, text=True,
                           timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
     assert result["training"] == [], f"the runtime imported {result['training'][:10]} (with {result['loaded']})"
     assert result["answer"]
+
+
+def test_torch_is_hidden_only_while_spacy_loads(monkeypatch):
+    import importlib
+    import types
+
+    from models.runtime.segmenter import torch_hidden
+
+    monkeypatch.delitem(sys.modules, "torch", raising=False)
+    with torch_hidden():
+        try:
+            importlib.import_module("torch")
+            raise AssertionError("torch was importable inside torch_hidden()")
+        except ImportError:
+            pass
+    assert "torch" not in sys.modules  # a later `import torch` (training) is not blocked
+    loaded = types.ModuleType("torch")
+    monkeypatch.setitem(sys.modules, "torch", loaded)
+    with torch_hidden():  # already loaded by training code in this process: left alone
+        assert importlib.import_module("torch") is loaded
+    assert sys.modules["torch"] is loaded

@@ -311,13 +311,15 @@ def cli(obj, timeout: float) -> int:
     from app.shell import print_json
 
     echo = (lambda _m: None) if obj.json else (lambda m: click.echo(m, err=False))
+    obj.resolve()  # tracebacks go to the log in the user data folder, not the terminal
     echo("Hindsight self-test: window, every model, an import and a question (a minute or two) …")
     report = run(echo=echo, timeout=timeout)
     if obj.json:
-        print_json(report.to_json())
+        print_json(report.to_json() | {"log": obj.log_path})
     elif report.ok:
         click.echo(f"Self-test passed: window after {report.window_after_s} s, first answer after "
                    f"{report.answer_after_s} s, {report.rss_mb} MB resident.")
     else:
-        click.echo(f"Self-test FAILED: {', '.join(report.failed)} (details in the lines above)", err=True)
+        click.echo(f"Self-test FAILED: {', '.join(report.failed)} (details above and in {obj.log_path})",
+                   err=True)
     return 0 if report.ok else EXIT_USER

@@ -307,13 +307,13 @@ def build(out: Path, work: Path) -> dict:
         report["cached"] = True
     else:
         report = _build_fresh(cached, stage, llama_lib, work, ver, epoch, inputs, key, started)
+    report["bundle"] = str(cached / "bundle")  # the unpacked build, for tests and figures
     out.mkdir(parents=True, exist_ok=True)
     for name in report["files"]:
         dest = out / name
         dest.unlink(missing_ok=True)
         _link(cached / name, dest)
     (out / "build-report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
-    report["bundle"] = str(cached / "bundle")
     return report
 
 
@@ -351,6 +351,8 @@ def _build_fresh(cached: Path, stage: Path, llama_lib: Path, work: Path, ver: st
     signed = signing.sign(tmp, [deb.name, tarball.name], cache_dir() / "dist-dev-keys", log=say)
     files = sorted(p.name for p in tmp.iterdir() if p.is_file())
     shutil.move(str(bundle), tmp / "bundle")
+    for scratch in ("deb-root", "tar-root"):
+        shutil.rmtree(work / scratch, ignore_errors=True)
     report = {
         "key": key, "version": ver, "source_date_epoch": epoch, "files": files,
         "development_key": signed.development_key,

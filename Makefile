@@ -43,7 +43,7 @@ demo: setup
 	$(BIN)/hindsight demo
 
 # The whole suite: fast tests and the marked real-model tests. Exit 5 (no tests ran) is a failure.
-test: setup-dev
+test: setup-dev $(VENV)/.installed-dist
 	@set +e; QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
@@ -65,10 +65,13 @@ doctor: setup
 # signed with gpg (.asc) and minisign (.minisig). Release keys: HINDSIGHT_SIGNING_KEY (gpg key
 # id) and HINDSIGHT_MINISIGN_KEY (secret-key file); without them a development key signs.
 # Cached by content under the user cache: a rebuild from the same inputs takes seconds.
-DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar
-$(VENV)/.installed-dist: $(VENV)/.installed pyproject.toml
+# xvfb and the .deb's own Depends let the build's test run the installed app on an X server.
+DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar xvfb-run:xvfb
+$(VENV)/.installed-dist: $(VENV)/.installed pyproject.toml packaging/dist.py
 	$(PIPX) -q -e '.[dist]'
 	@missing=; for t in $(DIST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
+	for p in $$($(BIN)/python packaging/dist.py --print-depends); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then echo "installing$$missing"; apt-get update -q && apt-get install -y -q $$missing || exit 1; \
 	  else echo "error: run 'sudo apt-get install$$missing' first" >&2; exit 1; fi; fi

@@ -377,7 +377,12 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "dist", help="where the artifacts go (default: dist/)")
     parser.add_argument("--work", type=Path, default=ROOT / "build" / "dist-work",
                         help="scratch folder (default: build/dist-work)")
+    parser.add_argument("--print-depends", action="store_true",
+                        help="print the Debian packages the .deb depends on, one a line, and exit")
     args = parser.parse_args(argv)
+    if args.print_depends:
+        print("\n".join(d.split()[0] for d in DEB_DEPENDS))
+        return 0
     try:
         report = build(args.out.resolve(), args.work.resolve())
     except (DistError, bundle_checks.GateFailed, signing.SigningError) as exc:

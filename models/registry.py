@@ -121,7 +121,9 @@ class ModelRegistry:
     def _built(self, role: str) -> manifest.Manifest:
         m = manifest.current(self.models, role)
         if m is None:
-            raise ModelMissing(role, f"no build in {manifest.role_dir(self.models, role)}")
+            installed = self.models != self.cache  # an installed build's own read-only models
+            raise ModelMissing(role, f"no build in {manifest.role_dir(self.models, role)}",
+                               "reinstall Hindsight: this installation is incomplete" if installed else BUILD_COMMAND)
         return m
 
     def _load(self, role: str):

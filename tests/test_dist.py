@@ -274,3 +274,13 @@ def test_an_installed_build_reads_its_models_from_its_own_folder(tmp_path, monke
     assert registry.models == bundle and registry.cache == tmp_path / "user-cache"  # state goes to the user cache
     (bundle / "embedder" / "model.onnx").write_bytes(b"onnx")
     assert status.status()["roles"]["embedder"]["path"] == str(bundle / "embedder" / "model.onnx")
+
+
+def test_a_model_missing_from_an_installed_build_says_reinstall(tmp_path, monkeypatch):
+    from models.registry import ModelMissing, ModelRegistry
+
+    (tmp_path / "bundled-models").mkdir()
+    monkeypatch.setenv("HINDSIGHT_BUNDLED_MODELS", str(tmp_path / "bundled-models"))
+    monkeypatch.setenv("HINDSIGHT_CACHE_DIR", str(tmp_path / "user-cache"))
+    with pytest.raises(ModelMissing, match="reinstall Hindsight"):
+        ModelRegistry().extractor()

@@ -16,7 +16,9 @@ sources, the models' hashes, the llama.cpp wheel, the tool versions): a second r
 with the same inputs copies the finished artifacts in seconds.
 
 Usage: ``python packaging/dist.py [--out dist]``; prints each step and its figures and
-writes ``build-report.json`` beside the artifacts.
+writes ``build-report.json`` beside the artifacts. The models must be the full
+profile's; ``HINDSIGHT_DIST_ALLOW_QUICK=1`` lets quick-profile builds in (weak models of
+the same size and speed, for testing the build where the full ones are not built).
 """
 from __future__ import annotations
 

@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 PIPX   := $(PIP) install $(if $(WHEELS),--find-links $(WHEELS))
 MODEL_REQS := $(wildcard requirements-models.txt requirements-models-nodeps.txt)
 
-.PHONY: setup setup-dev demo test test-fast bench doctor clean
+.PHONY: setup setup-dev demo test test-fast bench doctor clean dist
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 first" >&2; exit 1; }
@@ -43,7 +43,7 @@ demo: setup
 	$(BIN)/hindsight demo
 
 # The whole suite: fast tests and the marked real-model tests. Exit 5 (no tests ran) is a failure.
-test: setup-dev
+test: setup-dev $(VENV)/.installed-dist
 	@set +e; QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
 
@@ -63,6 +63,25 @@ bench: setup
 
 doctor: setup
 	$(BIN)/hindsight doctor
+
+# The signed desktop build: dist/hindsight_VERSION_amd64.deb, a reproducible .tar.gz, SHA256SUMS
+# signed with gpg (.asc) and minisign (.minisig). Release keys: HINDSIGHT_SIGNING_KEY (gpg key
+# id) and HINDSIGHT_MINISIGN_KEY (secret-key file); without them a development key signs.
+# Cached by content under the user cache: a rebuild from the same inputs takes seconds.
+# xvfb and the .deb's own Depends let the build's test run the installed app on an X server.
+DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar xvfb-run:xvfb
+$(VENV)/.installed-dist: $(VENV)/.installed pyproject.toml packaging/dist.py
+	$(PIPX) -q -e '.[dist]'
+	@missing=; for t in $(DIST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \
+	for p in $$($(BIN)/python packaging/dist.py --print-depends); do \
+	  dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then echo "installing$$missing"; apt-get update -q && apt-get install -y -q $$missing || exit 1; \
+	  else echo "error: run 'sudo apt-get install$$missing' first" >&2; exit 1; fi; fi
+	touch $@
+
+dist: setup $(VENV)/.installed-dist
+	$(BIN)/python packaging/dist.py --out dist
 
 clean:
 	rm -rf $(VENV) build *.egg-info .pytest_cache

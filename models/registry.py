@@ -60,9 +60,14 @@ class OnFirstUse:
 
 class ModelRegistry:
     def __init__(self, cache: Path | None = None, *, threads: int = 2, planner_gguf: Path | None = None):
-        """``planner_gguf`` (or the HINDSIGHT_PLANNER_GGUF setting) swaps the planner's
-        GGUF for another file; the built Qwen2.5-Coder is used otherwise."""
+        """``cache`` holds the built roles and what the runtime saves (the planner's
+        prompt state); without it, the roles come from an installed build's read-only
+        models folder where there is one (:func:`models.paths.models_dir`) and the
+        saved state goes to the user cache. ``planner_gguf`` (or the
+        HINDSIGHT_PLANNER_GGUF setting) swaps the planner's GGUF for another file; the
+        built Qwen2.5-Coder is used otherwise."""
         self.cache = cache or mpaths.cache_dir()
+        self.models = cache or mpaths.models_dir()
         self.planner_gguf = planner_gguf
         self.threads = threads
         self._loaded: dict[str, object] = {}
@@ -141,9 +146,11 @@ class ModelRegistry:
         return dict(self._load_seconds)
 
     def _built(self, role: str) -> manifest.Manifest:
-        m = manifest.current(self.cache, role)
+        m = manifest.current(self.models, role)
         if m is None:
-            raise ModelMissing(role, f"no build in {manifest.role_dir(self.cache, role)}")
+            installed = self.models != self.cache  # an installed build's own read-only models
+            raise ModelMissing(role, f"no build in {manifest.role_dir(self.models, role)}",
+                               "reinstall Hindsight: this installation is incomplete" if installed else BUILD_COMMAND)
         return m
 
     def _load(self, role: str):

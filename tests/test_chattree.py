@@ -334,3 +334,28 @@ def test_cli_list_and_show(cli, data_dir, models):
             assert len(child) - len(child.lstrip()) > len(parent) - len(parent.lstrip())
     code, _out, err = cli("chats", "show", "no-such-conversation")
     assert code != 0 and "no chat tree" in err
+
+
+# ---- the Ask history -------------------------------------------------------------------------
+
+def test_ask_history_places_questions_in_its_tree(models):
+    from engine.answer import Answer
+    from engine.chattree.insert import turn_vector
+    from engine.qa import HindsightEngine, follow_up_chain
+
+    engine = HindsightEngine(store=None, planner=None, models=None, chat_models=models)
+    history = []
+    for question, follows in (("Explain composting with coffee grounds in my garden.", None),
+                              ("Recommend guitar chords for a beginner song.", None),
+                              ("make it shorter", 1)):
+        a = Answer(question, True, 1, f"an answer about {question}", follows=follows)
+        a.turn_vector = tuple(turn_vector(question, a.answer_text, models))
+        history.append(a)
+    assert engine.follow_up_parent("Anything", []) == (None, "first")
+    assert engine.follow_up_parent("make it longer", history) == (2, "implicit")
+    assert engine.follow_up_parent("Does composting coffee grounds attract worms in the garden?", history) == (0, "judge")
+    assert engine.follow_up_parent("Thanks!", history) == (None, "polite")
+    # a follow-up is planned with its parent and the questions that one followed
+    assert follow_up_chain(history, 2) == [1, 2]
+    assert follow_up_chain(history, 0) == [0]
+    assert follow_up_chain(history, None) == []

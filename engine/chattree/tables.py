@@ -151,26 +151,38 @@ def _write_conversation(con, conv: Conversation, built: list[BuiltTurn], version
         raise
 
 
+def _plan(store, version: str, force: bool):
+    ensure_tables(store)
+    con = store.reader()
+    hashes = conversation_hashes(con)
+    stored = dict(((cid, (h, v)) for cid, h, v in con.execute(
+        "SELECT conversation_id, content_hash, heads_version FROM chat_tree_conversations").fetchall()))
+    gone = [cid for cid in stored if cid not in hashes]
+    todo = sorted(cid for cid, (_src, digest) in hashes.items() if force or stored.get(cid) != (digest, version))
+    return hashes, stored, gone, todo
+
+
+def pending(store, version: str) -> int:
+    """How many conversations a rebuild with heads ``version`` would (re)build or drop:
+    0 means the trees are up to date and no model needs loading."""
+    _hashes, _stored, gone, todo = _plan(store, version, False)
+    return len(gone) + len(todo)
+
+
 def rebuild(store, models: ChatTreeModels, *, progress: ProgressCallback | None = None,
             cancel: threading.Event | None = None, force: bool = False) -> RebuildStats:
     """Bring every imported conversation's tree up to date. Conversations whose turns
     and heads are unchanged are skipped (``force`` rebuilds them too); trees of removed
     conversations are dropped. Cancelling keeps every conversation finished so far."""
     t0 = time.perf_counter()
-    ensure_tables(store)
-    con = store.reader()
-    hashes = conversation_hashes(con)
+    hashes, stored, gone, todo = _plan(store, models.heads.version, force)
     version = models.heads.version
-    stored = dict(((cid, (h, v)) for cid, h, v in con.execute(
-        "SELECT conversation_id, content_hash, heads_version FROM chat_tree_conversations").fetchall()))
-    gone = [cid for cid in stored if cid not in hashes]
+    con = store.reader()
     if gone:
         def drop(c) -> None:
             c.execute("DELETE FROM chat_tree_turns WHERE list_contains(?, conversation_id)", [gone])
             c.execute("DELETE FROM chat_tree_conversations WHERE list_contains(?, conversation_id)", [gone])
         store.write(drop).result()
-    todo = sorted(cid for cid, (_src, digest) in hashes.items()
-                  if force or stored.get(cid) != (digest, version))
     say = progress or (lambda done, total: None)
     turns = built_n = 0
     say(0, len(todo))

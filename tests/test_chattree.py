@@ -183,6 +183,31 @@ def _import(store, path):
     return import_paths(store, [str(path)], context=ImportContext(home_tz=ZoneInfo("Europe/Berlin")))
 
 
+@pytest.fixture(scope="module")
+def imported_chatgpt(tmp_path_factory) -> Path:
+    """The fixture ChatGPT export imported once into a store file; tests copy it."""
+    from engine.store import EventStore
+
+    path = tmp_path_factory.mktemp("chatgpt-store") / "hindsight.duckdb"
+    with EventStore(path) as s:
+        _import(s, FIXTURES / "chatgpt/export")
+    return path
+
+
+@pytest.fixture
+def chat_store(tmp_path, imported_chatgpt):
+    import shutil
+
+    from engine.store import EventStore
+
+    target = tmp_path / "chat-store" / "hindsight.duckdb"
+    target.parent.mkdir()
+    shutil.copyfile(imported_chatgpt, target)
+    s = EventStore(target)
+    yield s
+    s.close()
+
+
 def _user_turns(store):
     rows = store.reader().execute(
         "SELECT json_extract_string(attributes, '$.conversation_id'), json_extract_string(attributes, '$.node_id'), "
@@ -222,23 +247,21 @@ def test_every_imported_prompt_gets_a_parent_or_a_root_and_reimport_is_idempoten
             for n in queries.turns(store.reader())] == before
 
 
-def test_removed_import_drops_its_trees(store, models):
+def test_removed_import_drops_its_trees(chat_store, models):
     from engine.chattree import queries, tables
 
-    _import(store, FIXTURES / "chatgpt/export")
-    tables.rebuild(store, models)
-    assert queries.conversations(store.reader())
-    store.remove_import(store.imports()[0]["id"])
-    stats = tables.rebuild(store, models)
-    assert stats.removed > 0 and queries.conversations(store.reader()) == []
+    tables.rebuild(chat_store, models)
+    assert queries.conversations(chat_store.reader())
+    chat_store.remove_import(chat_store.imports()[0]["id"])
+    stats = tables.rebuild(chat_store, models)
+    assert stats.removed > 0 and queries.conversations(chat_store.reader()) == []
 
 
-def test_cancel_keeps_finished_conversations(store, models):
+def test_cancel_keeps_finished_conversations(chat_store, models):
     import threading
 
     from engine.chattree import tables
 
-    _import(store, FIXTURES / "chatgpt/export")
     cancel = threading.Event()
     seen = []
 
@@ -247,21 +270,20 @@ def test_cancel_keeps_finished_conversations(store, models):
         if done == 1:
             cancel.set()
 
-    stats = tables.rebuild(store, models, progress=progress, cancel=cancel)
+    stats = tables.rebuild(chat_store, models, progress=progress, cancel=cancel)
     assert stats.built == 1
     assert stats.cancelled == (stats.conversations > 1)
-    rest = tables.rebuild(store, models)
+    rest = tables.rebuild(chat_store, models)
     assert rest.built == stats.conversations - 1
 
 
-def test_edits_are_alternatives_not_follow_ups(store, models):
+def test_edits_are_alternatives_not_follow_ups(chat_store, models):
     """An edited prompt and the original share the turn above them: neither is the
     other's follow-up, and both are marked as alternatives."""
     from engine.chattree import queries, tables
 
-    _import(store, FIXTURES / "chatgpt/export")
-    tables.rebuild(store, models)
-    nodes = queries.turns(store.reader())
+    tables.rebuild(chat_store, models)
+    nodes = queries.turns(chat_store.reader())
     edited = [n for n in nodes if n.branch_count > 1]
     if not edited:
         pytest.skip("the fixture export has no edited prompt")
@@ -270,26 +292,27 @@ def test_edits_are_alternatives_not_follow_ups(store, models):
         assert n.parent_node_id not in ids or n.parent_node_id == n.node_id
 
 
-def test_search_finds_conversations_by_any_text(store, models):
+def test_search_finds_conversations_by_any_text(chat_store, models):
     from engine.chattree import queries, tables
 
-    _import(store, FIXTURES / "chatgpt/export")
-    tables.rebuild(store, models)
-    everything = queries.conversations(store.reader())
-    word = queries.turns(store.reader(), everything[0].conversation_id)[0].snippet.split()[0]
-    found = queries.conversations(store.reader(), search=word)
+    tables.rebuild(chat_store, models)
+    everything = queries.conversations(chat_store.reader())
+    word = queries.turns(chat_store.reader(), everything[0].conversation_id)[0].snippet.split()[0]
+    found = queries.conversations(chat_store.reader(), search=word)
     assert everything[0].conversation_id in {r.conversation_id for r in found}
-    assert queries.conversations(store.reader(), search="zzqx-no-such-text") == []
+    assert queries.conversations(chat_store.reader(), search="zzqx-no-such-text") == []
 
 
 # ---- CLI -------------------------------------------------------------------------------------
 
-def _built_data_dir(data_dir, models):
+def _built_data_dir(data_dir, models, imported):
+    import shutil
+
     from engine.chattree import tables
     from engine.store import EventStore, store_path
 
+    shutil.copyfile(imported, store_path(data_dir))
     with EventStore(store_path(data_dir)) as s:
-        _import(s, FIXTURES / "chatgpt/export")
         tables.rebuild(s, models)
         return queries_all(s)
 
@@ -300,8 +323,8 @@ def queries_all(store):
     return queries.turns(store.reader())
 
 
-def test_cli_turns_json_shape(cli, data_dir, models):
-    nodes = _built_data_dir(data_dir, models)
+def test_cli_turns_json_shape(cli, data_dir, models, imported_chatgpt):
+    nodes = _built_data_dir(data_dir, models, imported_chatgpt)
     code, out, _ = cli("chats", "turns", "--json")
     assert code == 0
     rows = json.loads(out)
@@ -315,8 +338,8 @@ def test_cli_turns_json_shape(cli, data_dir, models):
     assert code == 0 and {r["conversation_id"] for r in json.loads(out)} == {one}
 
 
-def test_cli_list_and_show(cli, data_dir, models):
-    nodes = _built_data_dir(data_dir, models)
+def test_cli_list_and_show(cli, data_dir, models, imported_chatgpt):
+    nodes = _built_data_dir(data_dir, models, imported_chatgpt)
     code, out, _ = cli("chats", "list")
     assert code == 0
     cid = nodes[0].conversation_id

@@ -382,3 +382,89 @@ def test_ask_history_places_questions_in_its_tree(models):
     assert follow_up_chain(history, 2) == [1, 2]
     assert follow_up_chain(history, 0) == [0]
     assert follow_up_chain(history, None) == []
+
+
+# ---- the committed heads -----------------------------------------------------------------------
+
+def test_committed_heads_are_the_ones_their_manifest_names():
+    pytest.importorskip("numpy")
+    from models.runtime.chattree_heads import MANIFEST, WEIGHTS, NumpyChatTurnHeads, sha256_of
+    from models.training.mixmc import multichallenge_path
+    from tests.conftest import SHARED
+
+    manifest = json.loads(MANIFEST.read_text(encoding="utf-8"))
+    assert manifest["sha256"] == sha256_of(WEIGHTS)
+    assert (Path(__file__).resolve().parents[1] / manifest["script"]).is_file()
+    heads = NumpyChatTurnHeads.load()
+    assert heads.version == manifest["sha256"][:16]
+    assert 0 < heads.threshold < 1 and 0 < heads.implicit_threshold < 1
+    # the training data named is the data beside the checkout, where it is there
+    data = manifest["data"]
+    if multichallenge_path(SHARED).is_file():
+        assert sha256_of(SHARED / data["multichallenge"]["path"]) == data["multichallenge"]["sha256"]
+        assert sha256_of(SHARED / data["chatgpt_export"]["path"]) == data["chatgpt_export"]["sha256"]
+
+
+def test_tampered_heads_are_refused(tmp_path):
+    pytest.importorskip("numpy")
+    from models.runtime.chattree_heads import MANIFEST, WEIGHTS, HeadsMismatch, NumpyChatTurnHeads
+
+    bad = tmp_path / "heads.npz"
+    bad.write_bytes(WEIGHTS.read_bytes() + b"\0")
+    with pytest.raises(HeadsMismatch, match="manifest"):
+        NumpyChatTurnHeads.load(bad, MANIFEST)
+
+
+def test_annotated_set_is_kept_out_of_training():
+    """The hand-annotated conversations (4+ user turns) are an evaluation set: the
+    training script reads only conversations with fewer user turns."""
+    from models.training.chattree import ANNOTATION_POOL_TURNS
+    from tests.conftest import SHARED
+
+    annotated = json.loads((Path(__file__).resolve().parents[1] / "app/bench/chattree_annotated.json")
+                           .read_text(encoding="utf-8"))["conversations"]
+    assert len(annotated) >= 30
+    assert all(len(c["turns"]) >= ANNOTATION_POOL_TURNS for c in annotated)
+    for c in annotated:
+        ids = [t["node_id"] for t in c["turns"]]
+        for i, t in enumerate(c["turns"]):  # a parent is an earlier prompt of the same conversation
+            assert t["parent_node_id"] is None or t["parent_node_id"] in ids[:i]
+    export = SHARED / "data" / "chatgpt-export" / "conversations.json"
+    if export.is_file():
+        from models.training.chattree import chatgpt_training_prompts
+
+        trained = chatgpt_training_prompts(export)
+        firsts = {" ".join(p[0].split())[:80] for p in trained}
+        assert not firsts & {c["turns"][0]["prompt_start"] for c in annotated}
+
+
+# ---- the real models -----------------------------------------------------------------------------
+
+@pytest.mark.slow
+def test_real_models_place_obvious_turns(store):
+    """The app's own models (spaCy, MiniLM, the committed heads) on turns whose place
+    a reader does not doubt, and the fixture export's trees built end to end."""
+    pytest.importorskip("onnxruntime")
+    pytest.importorskip("spacy")
+    from app.chattrees import real_models
+    from engine.chattree import queries, tables
+    from models.registry import ModelRegistry
+
+    with ModelRegistry() as registry:
+        models = real_models(registry)
+        a = analyse_prompt("Hi! I'm a nurse in Leeds. Write a short poem about night shifts.", models)
+        assert a.label == "instruction" and "poem" in a.simplified
+        assert analyse_prompt("Thank you so much!", models).label == "polite"
+        assert analyse_prompt("make it shorter", models).implicit_follow_up
+        assert not analyse_prompt("Explain how vaccines train the immune system.", models).implicit_follow_up
+        tree = ChatTree(models)
+        tree.insert("cook", "Give me a recipe for a vegetarian lasagne.", "Layer pasta, ricotta, spinach and sauce.")
+        tree.insert("code", "How do I reverse a linked list in Python?", "Walk the list and flip each next pointer.")
+        assert tree.insert("short", "make it shorter", "").placement.parent == "code"
+        back = tree.insert("more", "Can I use mushrooms instead of spinach in the lasagne?", "")
+        assert back.placement.parent == "cook"
+
+        _import(store, FIXTURES / "chatgpt/export")
+        stats = tables.rebuild(store, models)
+        assert stats.built == stats.conversations > 0
+        assert {(n.conversation_id, n.node_id) for n in queries.turns(store.reader())} <= _user_turns(store)

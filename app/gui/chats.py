@@ -14,7 +14,7 @@ import logging
 from collections.abc import Callable
 
 from PySide6.QtCore import Qt, QTimer, Signal
-from PySide6.QtWidgets import (QHBoxLayout, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton,
+from PySide6.QtWidgets import (QHBoxLayout, QHeaderView, QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton,
                                QSplitter, QTextBrowser, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.gui.workers import JobRunner
@@ -60,6 +60,8 @@ class ChatsPane(QWidget):
         self._search_timer.timeout.connect(self.refresh)
         self.search.textChanged.connect(lambda _t: self._search_timer.start())
         self.conversations = QListWidget()
+        self.conversations.setSpacing(3)
+        self.conversations.setWordWrap(True)
         self.conversations.currentItemChanged.connect(self._conversation_chosen)
         self.build_status = QLabel()
         self.build_status.setObjectName("muted")
@@ -82,8 +84,12 @@ class ChatsPane(QWidget):
         self.title.setWordWrap(True)
         self.tree = QTreeWidget()
         self.tree.setHeaderLabels(["Prompt", "Kind", "Alternatives"])
-        self.tree.setColumnWidth(0, 330)
-        self.tree.setColumnWidth(1, 110)
+        header = self.tree.header()
+        header.setStretchLastSection(False)
+        header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
+        header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
+        header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        self.tree.setToolTip("Hover a prompt to see why it sits where it does")
         self.tree.currentItemChanged.connect(self._node_chosen)
         self.legend = QLabel("Each topic starts at the left; a prompt that follows up another sits under it.")
         self.legend.setObjectName("muted")

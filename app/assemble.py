@@ -49,7 +49,7 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    engine = HindsightEngine(store, planner, otx, index=index)
+    engine = HindsightEngine(store, planner, otx, index=index, chat_models=_ask_chat_models(registry))
     engine.models_registry = registry  # closed with the engine
     original_close = engine.close
 
@@ -60,6 +60,21 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
 
     engine.close = close  # type: ignore[method-assign]
     return engine
+
+
+def _ask_chat_models(registry):
+    """The Ask history's chat tree models (spaCy loads at the first follow-up); None,
+    with a warning in the log, where the heads are missing: follow-ups then follow the
+    question before."""
+    from app.chattrees import ChatTreesUnavailable, heads
+    from engine.chattree import ChatTreeModels
+
+    try:
+        return ChatTreeModels(segmenter=registry.on_first_use("segmenter"), embedder=registry.embedder(),
+                              heads=heads())
+    except ChatTreesUnavailable as exc:
+        log.warning("the Ask pane's follow-ups fall back to the question before: %s", exc)
+        return None
 
 
 def refresh_index(store, *, progress=None, cancel=None, models=None) -> str:

@@ -124,6 +124,10 @@ def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None, no_index: boo
         log.info("after import: %s", summary)
         if not obj.json:
             click.echo(summary.capitalize() + ".", err=True)
+    if report.added and not cancel.is_set():
+        from app.cli_chats import after_import
+
+        after_import(store, show=show_bar, quiet=obj.json, cancel=cancel)
     if obj.json:
         print_json(report.to_json())
     else:
@@ -420,7 +424,7 @@ def settings_cmd(obj: Ctx, home_timezone, own_addresses, planner_model) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one; each is a real command."""
-    from app import cli_app, cli_bench, cli_demo, cli_doctor, cli_models, cli_verify
+    from app import cli_app, cli_bench, cli_chats, cli_demo, cli_doctor, cli_models, cli_verify
 
     main.add_command(cli_doctor.doctor)
     main.add_command(cli_bench.bench)
@@ -428,6 +432,7 @@ def _register_optional_commands() -> None:
     main.add_command(cli_app.app)
     main.add_command(cli_demo.demo)
     main.add_command(cli_verify.verify)
+    main.add_command(cli_chats.chats)
 
 
 _register_optional_commands()

@@ -298,3 +298,27 @@ def timelineqa_cmd(obj: Ctx, method: str, kind: str, limit: int | None, results:
     except (persona_bench.BenchError, tqa_bench.TimelineQAError) as exc:
         raise UserError(str(exc)) from exc
     _finish(obj, f"timelineqa-{method}-{kind}", figures, persona_bench.table(figures), results)
+
+
+@bench.command("chattree")
+@common
+@click.option("--shared", type=click.Path(file_okay=False), default=None,
+              help="The folder holding data/multichallenge and data/chatgpt-export (default: ../shared).")
+@click.option("--no-rebuild", is_flag=True, help="Skip timing the rebuild of the real ChatGPT export's trees.")
+@_RESULTS
+@click.pass_obj
+def chattree_cmd(obj: Ctx, shared: str | None, no_rebuild: bool, results: str) -> None:
+    """Chat trees: accuracy, precision, recall and F1 of each prompt's parent on MixMC
+    dev/test and hand-annotated real ChatGPT conversations, beside the previous-turn
+    baseline; ms per inserted turn; the real export's rebuild time."""
+    from app.bench import chattree as chattree_bench
+    from app.chattrees import ChatTreesUnavailable, real_models
+    from models.registry import ModelRegistry
+
+    try:
+        with ModelRegistry() as registry:
+            figures = chattree_bench.run(real_models(registry), echo=_stderr_echo, rebuild=not no_rebuild,
+                                         shared=Path(shared) if shared else chattree_bench.DEFAULT_SHARED)
+    except (ChatTreesUnavailable, chattree_bench.BenchDataMissing) as exc:
+        raise UserError(str(exc)) from exc
+    _finish(obj, "chattree", figures, chattree_bench.table(figures), results)

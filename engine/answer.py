@@ -50,9 +50,17 @@ class Answer:
     timings: dict[str, float] = field(default_factory=dict)
     llm_calls: int = 0
     today: date | None = None
+    #: which earlier question (an index into the ``history`` it was asked with) this one
+    #: followed up, planned with it and its ancestors as context; None: a new question
+    follows: int | None = None
+    #: why: the chat tree's insert rule ("judge", "implicit", ...), or "chosen" by the user
+    follow_reason: str = ""
+    #: the question and its answer as one vector (the Ask history's chat tree keeps it)
+    turn_vector: tuple[float, ...] = ()
 
     def to_json(self) -> dict:
-        return {"question": self.question, "ok": self.ok, "answer": self.answer,
+        return {"question": self.question, "ok": self.ok, "answer": self.answer, "follows": self.follows,
+                "follow_reason": self.follow_reason,
                 "answer_text": self.answer_text, "plan_text": self.plan_text,
                 "plan": self.plan.to_json() if self.plan else None, "evidence": list(self.evidence),
                 "timings": {k: round(v, 1) for k, v in self.timings.items()}, "llm_calls": self.llm_calls,
@@ -73,7 +81,15 @@ class AskProgress:
 AskProgressCallback = Callable[[AskProgress], None]
 
 
+#: ``follows`` default: the engine decides which earlier question a new one follows.
+FOLLOWS_AUTO = "auto"
+
+
 class QuestionEngine(Protocol):
+    """``ask(question, history=earlier answers)``; an engine that keeps a chat tree
+    also takes ``follows=`` (an index into ``history``, or None for a new question)
+    when the user chose what a question follows."""
+
     def ask(self, question: str, *, today: date | None = None, history: Sequence[Answer] = (),
             progress: AskProgressCallback | None = None,
             cancel: threading.Event | None = None) -> Answer: ...

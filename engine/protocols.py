@@ -91,3 +91,32 @@ class Segmenter(Protocol):
     def entities(self, text: str) -> list[tuple[str, str]]: ...
 
     def close(self) -> None: ...
+
+
+SentenceLabel = Literal["polite", "information", "instruction"]
+
+
+@runtime_checkable
+class ChatTurnHeads(Protocol):
+    """The small trained heads of chat-tree reconstruction (CRyCHIc), over sentence
+    embeddings made by an :class:`Embedder`:
+
+    - ``sentence_labels``: each sentence's role in a prompt;
+    - ``implicit_follow_up``: for each prompt vector (with its word count), the
+      probability that it is an implicit follow-up ("make it shorter", "and in 2023?")
+      that leans on the most recent turn;
+    - ``follow_up_scores``: for a simplified prompt's vector and earlier turns' vectors,
+      the probability that the prompt follows up each turn.
+
+    ``threshold`` (judge) and ``implicit_threshold`` (IFQC) were tuned on a dev set;
+    ``version`` names the weights, so trees built with other heads are rebuilt."""
+
+    threshold: float
+    implicit_threshold: float
+    version: str
+
+    def sentence_labels(self, vectors: Sequence[Sequence[float]]) -> list[SentenceLabel]: ...
+
+    def implicit_follow_up(self, vectors: Sequence[Sequence[float]], word_counts: Sequence[int]) -> list[float]: ...
+
+    def follow_up_scores(self, prompt: Sequence[float], turns: Sequence[Sequence[float]]) -> list[float]: ...

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from engine.answer import Answer, AskProgress, AskProgressCallback, PlanStep
+from engine.answer import FOLLOWS_AUTO, Answer, AskProgress, AskProgressCallback, PlanStep
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
@@ -31,8 +31,22 @@ log = logging.getLogger(__name__)
 _FOLLOW_UP = re.compile(r"^\s*(and|what about|how about|same for|also|but|only|just)\b", re.I)
 
 
+#: A follow-up is planned with at most this many questions above it (its parent last).
+CONTEXT_QUESTIONS = 3
+
+
 class Cancelled(Exception):
     pass
+
+
+def follow_up_chain(history: Sequence[Answer], parent: int | None) -> list[int]:
+    """``parent`` and the questions it followed, root first (indices into ``history``)."""
+    chain: list[int] = []
+    node = parent
+    while node is not None and 0 <= node < len(history) and node not in chain:
+        chain.append(node)
+        node = history[node].follows
+    return chain[::-1]
 
 
 def is_follow_up(question: str) -> bool:
@@ -207,20 +221,60 @@ class HindsightEngine:
     """``QuestionEngine`` over an event store with a QUD planner and OTX models."""
 
     def __init__(self, store, planner: QudPlanner, models: Models, *, index=None,
-                 retrieve_settings: RetrieveSettings | None = None):
+                 retrieve_settings: RetrieveSettings | None = None, chat_models=None):
+        """``chat_models`` (``engine.chattree.ChatTreeModels``) places each question in
+        the Ask history's chat tree, so a follow-up is planned with the questions it
+        follows; without them, a question that reads like a follow-up (a short one,
+        or one that starts "and ...") follows the one before."""
         self.store = store
         self.planner = planner
         self.models = models
         self.index = index
         self.retrieve_settings = retrieve_settings or RetrieveSettings()
+        self.chat_models = chat_models
 
     def close(self) -> None:
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
 
     def ask(self, question: str, *, today: date | None = None, history: Sequence[Answer] = (),
-            progress: AskProgressCallback | None = None, cancel: threading.Event | None = None) -> Answer:
+            progress: AskProgressCallback | None = None, cancel: threading.Event | None = None,
+            follows: int | None | str = FOLLOWS_AUTO) -> Answer:
+        """Answer ``question``. ``follows``: which earlier answer in ``history`` it
+        follows up (None: a new question); by default the chat tree decides."""
         question = question.strip()
+        if follows == FOLLOWS_AUTO:
+            parent, reason = self.follow_up_parent(question, history)
+        else:
+            if follows is not None and not (isinstance(follows, int) and 0 <= follows < len(history)):
+                raise ValueError(f"follows={follows!r} is not an index into the {len(history)} earlier answers")
+            parent, reason = follows, "chosen"
+        chain = follow_up_chain(history, parent)
+        previous = " | ".join(history[i].question for i in chain[-CONTEXT_QUESTIONS:]) if chain else None
+        answer = self._ask(question, today=today, previous=previous, progress=progress, cancel=cancel)
+        answer.follows, answer.follow_reason = parent, reason
+        if self.chat_models is not None and question:
+            from engine.chattree.insert import turn_vector
+
+            answer.turn_vector = tuple(turn_vector(question, answer.answer_text, self.chat_models))
+        return answer
+
+    def follow_up_parent(self, question: str, history: Sequence[Answer]) -> tuple[int | None, str]:
+        """Which earlier question ``question`` follows (an index into ``history``), and why."""
+        if not history:
+            return None, "first"
+        if self.chat_models is None:
+            return (len(history) - 1, "reads as a follow-up") if is_follow_up(question) else (None, "new_topic")
+        from engine.chattree import TreeTurn, analyse_prompt, place
+
+        turns = [TreeTurn(str(i), a.turn_vector) for i, a in enumerate(history) if a.turn_vector]
+        if not turns:
+            return None, "new_topic"
+        placement = place(analyse_prompt(question, self.chat_models), turns, self.chat_models)
+        return (None if placement.parent is None else int(placement.parent)), placement.reason
+
+    def _ask(self, question: str, *, today: date | None, previous: str | None,
+             progress: AskProgressCallback | None, cancel: threading.Event | None) -> Answer:
         today = today or datetime.now().astimezone().date()
         t0 = time.perf_counter()
         say = progress or (lambda p: None)
@@ -232,7 +286,6 @@ class HindsightEngine:
                           "Nothing has been imported yet, so there is nothing to answer from. Import an export "
                           "first: in the app, File ▸ Import files… (or drop the files on the window); on the "
                           "command line, hindsight import FILE.", today=today)
-        previous = history[-1].question if history and is_follow_up(question) else None
         calls_before = self.planner.llm_calls
         try:
             planned = self.planner.plan(question, previous=previous, cancel=cancel,

@@ -2,7 +2,9 @@
 while it works (its ``AskProgress`` messages), then an answer card: the answer in a
 sentence, "N source events" (the evidence table), the plan tree with each
 operator's rows and time. Earlier answers stay and are passed as ``history`` so a
-follow-up ("and in 2023?") can build on them. When no engine can be made, the pane
+follow-up ("and in 2023?") can build on them: the engine places each question in the
+history's chat tree, the card says which question it followed, and its menu asks it
+again following another one (or as a new question). When no engine can be made, the pane
 shows the first-run screen instead; it never invents an answer.
 
 The engine's search index is refreshed in the background once the engine is built
@@ -18,8 +20,8 @@ from datetime import date
 from PySide6.QtCore import QSize, Qt, QTimer, Signal
 from PySide6.QtGui import QPainter, QPalette
 from PySide6.QtWidgets import (QAbstractItemView, QDialog, QDialogButtonBox, QFrame, QHBoxLayout, QHeaderView,
-                               QLabel, QLineEdit, QProgressBar, QPushButton, QScrollArea, QStackedWidget,
-                               QTableView, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
+                               QLabel, QLineEdit, QMenu, QProgressBar, QPushButton, QScrollArea, QStackedWidget,
+                               QTableView, QToolButton, QTreeWidget, QTreeWidgetItem, QVBoxLayout, QWidget)
 
 from app.gui import engine_factory as ef
 from app.gui.event_detail import open_event_detail
@@ -114,15 +116,29 @@ class EvidenceDialog(QDialog):
             open_event_detail(self, self.store, self.runner, event_id)
 
 
+#: Earlier questions offered in an answer card's "follows" menu (most recent first).
+FOLLOW_MENU_QUESTIONS = 12
+
+
+def _quoted(question: str, limit: int = 60) -> str:
+    return "“" + (question if len(question) <= limit else question[:limit - 1].rstrip() + "…") + "”"
+
+
 class AnswerCard(QFrame):
     def __init__(self, answer, on_evidence: Callable[[object], None], progress_log: list[str],
-                 parent: QWidget | None = None):
+                 parent: QWidget | None = None, *, earlier: list[str] | None = None,
+                 on_follow_change: Callable[[object, int | None], None] | None = None):
+        """``earlier``: the questions asked before this one (what it may follow);
+        ``on_follow_change(answer, index or None)`` asks it again following another."""
         super().__init__(parent)
         self.answer = answer
         self.setObjectName("answerCard")
         self.setProperty("failed", "false" if answer.ok else "true")
         layout = QVBoxLayout(self)
         layout.setContentsMargins(14, 10, 14, 10)
+        self.follows_button: QToolButton | None = None
+        if earlier:
+            layout.addWidget(self._follows_row(answer, earlier, on_follow_change))
         self.text = QLabel(answer.answer_text or "(the engine gave no text)")
         self.text.setObjectName("answerText")
         self.text.setWordWrap(True)
@@ -174,6 +190,39 @@ class AnswerCard(QFrame):
         layout.addWidget(self.plan_tree)
         if progress_log:
             self.setToolTip("What the engine did:\n" + "\n".join(progress_log[-20:]))
+
+    def _follows_row(self, answer, earlier: list[str], on_change) -> QWidget:
+        """ "Follows “…” ▾": which earlier question this one was planned with, and a
+        menu to ask it again following another one, or as a new question."""
+        follows = getattr(answer, "follows", None)
+        button = QToolButton()
+        button.setObjectName("link")
+        button.setPopupMode(QToolButton.ToolButtonPopupMode.InstantPopup)
+        button.setText(("Follows " + _quoted(earlier[follows]) if follows is not None and follows < len(earlier)
+                        else "New question") + " ▾")
+        button.setToolTip("Which earlier question this one was answered with as context. Choose another one "
+                          "(or “New question”) to ask it again that way.")
+        menu = QMenu(button)
+        for i in list(range(len(earlier)))[::-1][:FOLLOW_MENU_QUESTIONS]:
+            act = menu.addAction("Follows " + _quoted(earlier[i]))
+            act.setCheckable(True)
+            act.setChecked(i == follows)
+            act.setEnabled(on_change is not None and i != follows)
+            act.triggered.connect(lambda _=False, i=i: on_change(answer, i))
+        menu.addSeparator()
+        new = menu.addAction("New question")
+        new.setCheckable(True)
+        new.setChecked(follows is None)
+        new.setEnabled(on_change is not None and follows is not None)
+        new.triggered.connect(lambda _=False: on_change(answer, None))
+        button.setMenu(menu)
+        self.follows_button = button
+        holder = QWidget()
+        row = QHBoxLayout(holder)
+        row.setContentsMargins(0, 0, 0, 0)
+        row.addWidget(button)
+        row.addStretch(1)
+        return holder
 
     def _plan_item(self, step) -> QTreeWidgetItem:
         rows = "" if step.rows is None else f"{step.rows:,}"
@@ -472,13 +521,34 @@ class AskPane(QWidget):
         self._start_ask(question)
         return True
 
-    def _start_ask(self, question: str) -> None:
+    def ask_following(self, question: str, follows: int | None) -> bool:
+        """Ask ``question`` again as a follow-up of the earlier answer ``follows`` (an
+        index into ``answers``), or as a new question (None): the user's choice, which
+        the new answer keeps for the questions after it."""
+        if self.busy_asking or self.engine is None:
+            return False
+        self.welcome.hide()
+        shown = _quoted(self.answers[follows].question) if follows is not None else "nothing before it"
+        self._add_widget(self._bubble(question))
+        self._add_widget(self._note(f"Asked again, following {shown}."))
+        self._progress_log = []
+        self.progress_row.show()
+        self.ask_button.setEnabled(False)
+        self._start_ask(question, follows=follows)
+        return True
+
+    def _change_follow(self, answer, follows: int | None) -> None:
+        self.ask_following(answer.question, follows)
+
+    def _start_ask(self, question: str, **chosen) -> None:
+        """``chosen``: ``follows=`` when the user chose what the question follows."""
         self.busy.setRange(0, 0)
         self.progress_label.setText("Understanding the question…")
         engine, history = self.engine, tuple(self.answers)
 
         def run(report, cancel):
-            return engine.ask(question, today=date.today(), history=history, progress=report, cancel=cancel)
+            return engine.ask(question, today=date.today(), history=history, progress=report, cancel=cancel,
+                              **chosen)
 
         self._ask_job = self.runner.start("ask", run, on_progress=self._on_progress, on_success=self._on_answer,
                                           on_failure=self._on_failure, on_cancel=self._on_cancel,
@@ -504,8 +574,10 @@ class AskPane(QWidget):
         self.progress_label.setText(message)
 
     def _on_answer(self, answer) -> None:
+        earlier = [a.question for a in self.answers]
         self.answers.append(answer)
-        self._add_widget(AnswerCard(answer, self.open_evidence, self._progress_log))
+        self._add_widget(AnswerCard(answer, self.open_evidence, self._progress_log, earlier=earlier,
+                                    on_follow_change=self._change_follow))
         self.answered.emit(answer)
 
     def _on_failure(self, message: str) -> None:

@@ -15,6 +15,7 @@ from PySide6.QtWidgets import QLabel, QMainWindow, QMessageBox, QTabWidget, QWid
 
 from app.gui import engine_factory as ef
 from app.gui.ask import AskPane
+from app.gui.chats import ChatsPane
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.index_refresh import SLOW_STAGES
 from app.gui.sources import SourcesPane
@@ -28,7 +29,7 @@ SHORTCUTS_HELP = """<table cellspacing="6">
 <tr><td><b>Ctrl+Shift+O</b></td><td>Import a folder</td></tr>
 <tr><td><b>Ctrl+L</b></td><td>Go to the question box</td></tr>
 <tr><td><b>Esc</b></td><td>Cancel the running import or question</td></tr>
-<tr><td><b>Ctrl+1 / 2 / 3</b></td><td>Ask, Sources, Timeline</td></tr>
+<tr><td><b>Ctrl+1 / 2 / 3 / 4</b></td><td>Ask, Sources, Timeline, Chats</td></tr>
 <tr><td><b>Ctrl+,</b></td><td>Settings</td></tr>
 </table>"""
 
@@ -59,12 +60,15 @@ class MainWindow(QMainWindow):
         self.ask = AskPane(store, settings, self.runner, engine_factory)
         self.sources = SourcesPane(store, settings, self.runner)
         self.timeline = TimelinePane(store, settings, self.runner)
+        self.chats = ChatsPane(store, self.runner)
         self.tabs.addTab(self.ask, "Ask")
         self.tabs.addTab(self.sources, "Sources")
         self.tabs.addTab(self.timeline, "Timeline")
+        self.tabs.addTab(self.chats, "Chats")
         self.tabs.setTabToolTip(0, "Ask questions about your data (Ctrl+1)")
         self.tabs.setTabToolTip(1, "Import exports and manage what was imported (Ctrl+2)")
         self.tabs.setTabToolTip(2, "Browse your events by day, week or month (Ctrl+3)")
+        self.tabs.setTabToolTip(3, "Imported ChatGPT and Claude chats as trees of topics (Ctrl+4)")
         self.setCentralWidget(self.tabs)
 
         self.index_status = QLabel()
@@ -78,6 +82,7 @@ class MainWindow(QMainWindow):
 
         self.sources.data_changed.connect(self._data_changed)
         self.sources.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
+        self.chats.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
         self.ask.first_run.planner_chosen.connect(self._planner_chosen)
         self.ask.indexer.progressed.connect(self._show_index_progress)
         self.ask.indexer.finished.connect(self._index_finished)
@@ -119,7 +124,7 @@ class MainWindow(QMainWindow):
         ask_menu.addAction(self._action("Set up &models…", self.show_model_setup, tip="Build or locate the models"))
 
         view_menu = bar.addMenu("&View")
-        for i, name in enumerate(("Ask", "Sources", "Timeline")):
+        for i, name in enumerate(("Ask", "Sources", "Timeline", "Chats")):
             view_menu.addAction(self._action(name, lambda _=False, i=i: self.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"))
 
         help_menu = bar.addMenu("&Help")
@@ -133,6 +138,7 @@ class MainWindow(QMainWindow):
     def cancel_running(self) -> bool:
         cancelled = self.sources.cancel_import()
         cancelled = self.ask.cancel() or cancelled
+        cancelled = self.chats.cancel() or cancelled
         if cancelled:
             self.statusBar().showMessage("Cancelling…", 5000)
         return cancelled
@@ -188,12 +194,15 @@ class MainWindow(QMainWindow):
         self.ask.load_engine()
         self.sources.refresh()
         self.timeline.refresh()
+        self.chats.refresh()
+        self.chats.rebuild()  # trees of chats imported before they existed, or with older heads
         self._count_events()
 
     def _data_changed(self) -> None:
         self.timeline.refresh()
         self._count_events()
         self.ask.refresh_index()
+        self.chats.rebuild()
 
     def _show_index_progress(self, p) -> None:
         if self._index_note and self.statusBar().currentMessage() == self._index_note:

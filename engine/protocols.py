@@ -91,3 +91,23 @@ class Segmenter(Protocol):
     def entities(self, text: str) -> list[tuple[str, str]]: ...
 
     def close(self) -> None: ...
+
+
+@runtime_checkable
+class Keyphraser(Protocol):
+    """Named things in texts (spaCy): for each text, its entities and noun phrases as
+    ``(phrase, label)``, label an entity type (``ORG``, ``PRODUCT`` ...) or ``NOUN``
+    for a noun phrase. Phrases come cleaned of leading articles and pronouns."""
+
+    def keyphrases(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LanguageIdentifier(Protocol):
+    """The language of each text as an ISO 639-1 code (``en``, ``nl`` ...)."""
+
+    def identify(self, texts: Sequence[str]) -> list[str]: ...
+
+    def close(self) -> None: ...

@@ -24,12 +24,16 @@ def chats_without_insights(store) -> int:
 
 
 def update_insights(store, *, progress: Callable[[str, int, int], None] | None = None,
-                    cancelled: Callable[[], bool] = lambda: False, models=None):
-    """Run the insights job (incremental) with the real models; returns its JobResult."""
+                    cancelled: Callable[[], bool] = lambda: False, models=None, force: bool = True):
+    """Run the insights job (incremental) with the real models; returns its JobResult.
+    Without ``force`` it returns None, loading no model, when every conversation has
+    insights already (after an import that brought no chats)."""
     from engine.insights import job
     from models.insights import insight_models
     from models.registry import ModelMissing, ModelRegistry
 
+    if not force and not chats_without_insights(store):
+        return None
     registry = models or ModelRegistry()
     try:
         try:

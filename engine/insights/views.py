@@ -115,3 +115,25 @@ def conversations(store, ids: list[str]) -> list[dict]:
         f"FROM conversation_insights i WHERE list_contains(?, i.id) ORDER BY i.local_date, i.id", [ids]).fetchall()
     return [{"id": r[0], "title": r[1], "date": r[2], "hour": r[3], "topic": r[4], "subtopic": r[5],
              "summary": r[6], "keywords": orjson.loads(r[7]), "language": r[8]} for r in rows]
+
+
+def conversation_ids(store, period: Period = Period(), *, month: str | None = None, topic: str | None = None,
+                     weekday: int | None = None, hour: int | None = None) -> list[str]:
+    """Ids of the conversations of the period with the given month, topic, weekday and hour."""
+    if not has_insights(store):
+        return []
+    where, params = period.where()
+    for column, value in (("i.month", month), (topic_name_sql("i.topic_id"), topic), ("i.weekday", weekday),
+                          ("i.hour", hour)):
+        if value is not None:
+            where += f" AND {column} = ?"
+            params.append(value)
+    return [r[0] for r in store.reader().execute(
+        f"SELECT i.id FROM conversation_insights i WHERE {where} ORDER BY i.local_date, i.id", params).fetchall()]
+
+
+def overview(store, period: Period = Period()) -> dict:
+    """Everything the Insights view draws for a period, in one read."""
+    return {"topics": topics(store, period), "per_month": per_month(store, period),
+            "heat_map": heat_map(store, period), "keywords": top_keywords(store, period, limit=12),
+            "has_insights": has_insights(store)}

@@ -314,3 +314,36 @@ def test_cli_topics_json_and_clear_errors(cli, data_dir, tmp_path):
     assert code == 1 and "--since" in err
     code, _out, err = cli("insights", "ask", "which topic", "most", "--json")
     assert code == 1 and "quotes" in err
+
+
+# ---- the Insights pane -----------------------------------------------------------------
+@pytest.mark.gui
+def test_insights_pane_charts_click_through_and_ask(qtbot, chat_store):
+    from app.gui.insights import InsightsPane
+    from app.gui.workers import JobRunner
+
+    insights_job.run(chat_store, _models())
+    runner = JobRunner()
+    planner = Planner(_plan(queries=["cook recipe"], group_by="weekday", weekdays=["Saturday"]))
+    pane = InsightsPane(chat_store, None, runner, probe_factory=lambda: Probe(chat_store, planner, Words(), Sparse()),
+                        today=lambda: date(2026, 1, 10))
+    qtbot.addWidget(pane)
+    pane.show()
+    pane.refresh()
+    qtbot.waitUntil(lambda: pane.status.text().startswith("12 conversations"), timeout=10_000)
+    assert sum(count for _l, count, _ids in pane.topics.bars) == 12
+    assert sum(map(sum, pane.heat.grid)) == 12 and pane.months.months[0] == "2025-03"
+    label, count, _ids = pane.topics.bars[0]
+    pane.topics.click_bar(0)
+    qtbot.waitUntil(lambda: pane.table.rowCount() == count, timeout=10_000)
+    assert pane.list_title.text().startswith(f"{label}: {count} conversations")
+    pane.question.setText("On which Saturdays did I cook?")
+    pane.ask()
+    qtbot.waitUntil(lambda: bool(pane.answer.bars), timeout=10_000)
+    assert pane.answer.bars[0][:2] == ("Saturday", 7)
+    assert "weekdays Saturday" in pane.answer_note.text()
+    pane.answer.click_bar(0)
+    qtbot.waitUntil(lambda: pane.table.rowCount() == 7, timeout=10_000)
+    pane.months.segment_clicked.emit("2025-03", pane.months.topics[0])
+    qtbot.waitUntil(lambda: pane.list_title.text().startswith("2025-03 · "), timeout=10_000)
+    runner.wait()

@@ -201,7 +201,7 @@ def rank_candidates(table: ConversationTable, evidence: Sequence[int], candidate
     behind: dict[str, list[str]] = {c: [] for c in candidates}
     for row, i in enumerate(evidence):
         vals = table.values[i]
-        every = [x for vs in vals.values() for x in vs] + [table.titles[i]]
+        every = [x for vs in vals.values() for x in vs] + [table.titles[i], table.summaries[i]]
         by_text = [j for j, c in enumerate(candidates) if _matches_text(c, every)]
         hits = by_text or [int(np.argmax(sims[row]))]
         w = 1.0 if weights is None else float(weights[row])

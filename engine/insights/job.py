@@ -74,8 +74,9 @@ def _key(models: InsightModels) -> str:
     return f"{VERSION}/{models.identity()}"
 
 
-def pending(store, models: InsightModels) -> tuple[list[Conversation], int]:
-    """Conversations whose stored insights are missing or stale, and how many there are in all."""
+def pending(store, models: InsightModels) -> tuple[list[str], int]:
+    """Ids of the conversations whose stored insights are missing or stale, and how
+    many conversations there are in all. Texts are read and let go: only ids are kept."""
     con = store.reader()
     have: dict[str, str] = {}
     if tables.exists(con):
@@ -85,7 +86,7 @@ def pending(store, models: InsightModels) -> tuple[list[Conversation], int]:
     for conv in iter_conversations(con):
         total += 1
         if have.get(conv.id) != conv.content_key(key):
-            todo.append(conv)
+            todo.append(conv.id)
     return todo, total
 
 
@@ -151,9 +152,9 @@ def run(store, models: InsightModels, *, progress: Progress | None = None,
     for at in range(0, len(todo), batch):
         if cancelled():
             raise Cancelled(f"stopped after {at} of {len(todo)} conversations; run again to continue")
-        part = todo[at:at + batch]
+        part = list(iter_conversations(store.reader(), ids=todo[at:at + batch]))
         _store_rows(store, infer(part, models, key))
-        result.inferred += len(part)
+        result.inferred += len(todo[at:at + batch])
         say("inferring", result.inferred, len(todo))
     result.seconds["infer"] = time.monotonic() - t0
     _drop_removed(store)

@@ -97,7 +97,10 @@ class Segmenter(Protocol):
 class Keyphraser(Protocol):
     """Named things in texts (spaCy): for each text, its entities and noun phrases as
     ``(phrase, label)``, label an entity type (``ORG``, ``PRODUCT`` ...) or ``NOUN``
-    for a noun phrase. Phrases come cleaned of leading articles and pronouns."""
+    for a noun phrase. Phrases come cleaned of leading articles and pronouns.
+    ``language`` is the ISO 639-1 code of the language its model reads."""
+
+    language: str
 
     def keyphrases(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]: ...
 

@@ -87,6 +87,7 @@ class Phrases:
     """Fake Keyphraser: every word of four letters or more is a phrase."""
 
     name = "fake-phrases"
+    language = "en"
 
     def keyphrases(self, texts):
         return [[(w, "NOUN") for w in _words(t) if len(w) >= 4] for t in texts]
@@ -347,3 +348,12 @@ def test_insights_pane_charts_click_through_and_ask(qtbot, chat_store):
     pane.months.segment_clicked.emit("2025-03", pane.months.topics[0])
     qtbot.waitUntil(lambda: pane.list_title.text().startswith("2025-03 · "), timeout=10_000)
     runner.wait()
+
+
+def test_key_phrases_are_words_and_other_languages_keep_only_names():
+    from engine.insights.attributes import count_phrases
+
+    found = [("Django", "ORG"), ("django", "NOUN"), ("--filter=\"name=$", "NOUN"), ("het", "NOUN"),
+             ("CI/CD", "NOUN"), ("Django", "PROPN"), ("@api.route('/x", "NOUN")]
+    assert count_phrases(found) == [["Django", "ORG", 3], ["CI/CD", "NOUN", 1], ["het", "NOUN", 1]]
+    assert count_phrases(found, names_only=True) == [["Django", "ORG", 2]]

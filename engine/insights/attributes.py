@@ -14,6 +14,9 @@ MAX_PHRASES = 40
 _SENTENCE_END = re.compile(r"(?<=[.?!])\s+")
 _SPACE = re.compile(r"\s+")
 _URL = re.compile(r"https?://\S+")
+#: a key phrase is words: letters, digits and the marks inside names (C++, C#, Node.js, R&D,
+#: CI/CD, O'Reilly); anything else (=, $, quotes, brackets) is code or markup
+_PHRASE = re.compile(r"^[\w][\w .+#&/'-]*$")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -44,16 +47,20 @@ def summary(conv: Conversation, limit: int = SUMMARY_CHARS) -> str:
     return f"{title}: {body}" if body else title
 
 
-def count_phrases(found: list[tuple[str, str]], limit: int = MAX_PHRASES) -> list[list]:
+def count_phrases(found: list[tuple[str, str]], limit: int = MAX_PHRASES, *, names_only: bool = False) -> list[list]:
     """``[[phrase, label, count], ...]`` most frequent first: the spelling seen most
     often names each phrase, compared case-insensitively; an entity label beats
-    ``NOUN`` for the same words."""
+    ``NOUN`` for the same words. With ``names_only`` (a text in another language
+    than the key phrase model reads, whose common words it mistakes for phrases)
+    only capitalised named things are kept."""
     counts: Counter[str] = Counter()
     spellings: dict[str, Counter[str]] = {}
     labels: dict[str, str] = {}
     for phrase, label in found:
         phrase = _SPACE.sub(" ", phrase).strip(" \t\n\"'`.,:;()[]{}")
-        if len(phrase) < 2 or len(phrase) > 60 or not any(c.isalpha() for c in phrase):
+        if len(phrase) < 2 or len(phrase) > 60 or not any(c.isalpha() for c in phrase) or not _PHRASE.match(phrase):
+            continue
+        if names_only and (label == "NOUN" or not phrase[0].isupper()):
             continue
         key = phrase.casefold()
         counts[key] += 1

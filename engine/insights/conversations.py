@@ -17,8 +17,7 @@ import orjson
 
 #: A conversation's text beyond this is not read (the opening carries its subject,
 #: and spaCy's time grows with the text).
-MAX_TEXT_CHARS = 4000
-_LEAD = '" in the conversation "'
+MAX_TEXT_CHARS = 2500
 
 
 @dataclass(slots=True)

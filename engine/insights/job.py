@@ -31,7 +31,7 @@ from engine.protocols import Embedder, Keyphraser, LanguageIdentifier, SparseEnc
 log = logging.getLogger(__name__)
 
 #: Bump when what is inferred per conversation changes: every conversation is redone.
-VERSION = "1"
+VERSION = "2"
 BATCH = 32
 #: SPLADE terms kept per conversation (the strongest)
 SPARSE_TERMS = 64
@@ -94,9 +94,13 @@ def infer(batch: list[Conversation], models: InsightModels, key: str) -> list[di
     """The model-made attributes of a batch of conversations."""
     summaries = [summary(c) for c in batch]
     texts = [analysed_text(c) for c in batch]
+    # the user's words first, then the replies: a short question alone is too little to tell
+    languages = models.language.identify([("\n".join(c.user_text) + "\n" + "\n".join(c.other_text))[:1000].strip()
+                                          or t for c, t in zip(batch, texts)])
     found = models.keyphraser.keyphrases(texts)
-    phrases = [count_phrases(f) for f in found]
-    languages = models.language.identify(["\n".join(c.user_text)[:1000] or t for c, t in zip(batch, texts)])
+    reads = getattr(models.keyphraser, "language", "")
+    phrases = [count_phrases(f, names_only=bool(reads and lang and lang != reads))
+               for f, lang in zip(found, languages)]
     vectors = models.embedder.embed(summaries)
     sparse_in = [s + " " + " ".join(p[0] for p in ph[:10]) for s, ph in zip(summaries, phrases)]
     sparse = models.sparse.encode(sparse_in)

@@ -41,6 +41,11 @@ TOPIC_SIMILARITY = 0.30
 #: ... or when a query is this near and the topic itself is not far
 TOPIC_QUERY_SIMILARITY = 0.40
 ANSWER_VALUES = 10
+#: in matching a candidate by embedding, the weight of a conversation's own summary
+#: against its subtopic's average (1: its own only)
+OWN_WEIGHT = 0.5
+#: the least blended cosine for an embedding match
+EMBED_FLOOR = 0.0
 
 
 class NoInsights(LookupError):
@@ -187,28 +192,46 @@ def _matches_text(label: str, values: Sequence[str]) -> bool:
 
 
 def rank_candidates(table: ConversationTable, evidence: Sequence[int], candidates: Sequence[str],
-                    embedder: Embedder, weights: Sequence[float] | None = None) -> tuple[list[str], dict[str, list[str]]]:
+                    embedder: Embedder, *, own_weight: float | None = None,
+                    floor: float | None = None) -> tuple[list[str], dict[str, list[str]]]:
     """Candidates ordered by how many evidence conversations match each, and those
-    conversations' ids per candidate."""
+    conversations' ids per candidate.
+
+    A conversation matches the candidates its values name (text match); failing
+    that, the candidate nearest it, where a conversation's nearness blends its own
+    summary's (``own_weight``) with its subtopic's average, so the user's own
+    taxonomy carries a label to every conversation of a cluster; below ``floor`` it
+    matches none."""
     import numpy as np
 
+    own_weight = OWN_WEIGHT if own_weight is None else own_weight
+    floor = EMBED_FLOOR if floor is None else floor
     if not candidates:
         return [], {}
     cv = np.asarray(embedder.embed(list(candidates)), dtype=np.float32)
-    sims = table.vectors[list(evidence)] @ cv.T if len(evidence) else np.zeros((0, len(candidates)))
+    sims_all = table.vectors @ cv.T  # (conversations, candidates)
+    if own_weight < 1.0:
+        groups: dict[str, list[int]] = defaultdict(list)
+        for i, v in enumerate(table.values):
+            groups[v["subtopic"][0]].append(i)
+        cluster = np.zeros_like(sims_all)
+        for members in groups.values():
+            cluster[members] = sims_all[members].mean(axis=0)
+        sims_all = own_weight * sims_all + (1.0 - own_weight) * cluster
     counts = np.zeros(len(candidates))
     soft = np.zeros(len(candidates))
     behind: dict[str, list[str]] = {c: [] for c in candidates}
-    for row, i in enumerate(evidence):
+    for i in evidence:
         vals = table.values[i]
         every = [x for vs in vals.values() for x in vs] + [table.titles[i], table.summaries[i]]
-        by_text = [j for j, c in enumerate(candidates) if _matches_text(c, every)]
-        hits = by_text or [int(np.argmax(sims[row]))]
-        w = 1.0 if weights is None else float(weights[row])
+        hits = [j for j, c in enumerate(candidates) if _matches_text(c, every)]
+        if not hits:
+            best = int(np.argmax(sims_all[i]))
+            hits = [best] if sims_all[i, best] >= floor else []
         for j in hits:
-            counts[j] += w
+            counts[j] += 1
             behind[candidates[j]].append(table.ids[i])
-        soft += sims[row]
+        soft += sims_all[i]
     order = sorted(range(len(candidates)), key=lambda j: (-counts[j], -soft[j], j))
     return [candidates[j] for j in order], behind
 

@@ -24,7 +24,9 @@ class SpacyKeyphraser:
     def __init__(self, name: str = SPACY_MODEL, *, batch_size: int = 16):
         import spacy
 
-        self._nlp = spacy.load(name)
+        # the tagger and parser make noun phrases; the lemmatizer is not needed
+        self._nlp = spacy.load(name, exclude=["lemmatizer"])
+        self.language = self._nlp.lang
         self._nlp.max_length = 2_000_000
         self._batch = batch_size
         self.name = f"keyphrases-{name}"

@@ -350,10 +350,15 @@ def test_insights_pane_charts_click_through_and_ask(qtbot, chat_store):
     runner.wait()
 
 
-def test_key_phrases_are_words_and_other_languages_keep_only_names():
+def test_key_phrases_are_words_and_foreign_ones_count_where_an_english_text_has_them():
     from engine.insights.attributes import count_phrases
+    from engine.insights.taxonomy import conversation_keywords, _phrase_sets
 
     found = [("Django", "ORG"), ("django", "NOUN"), ("--filter=\"name=$", "NOUN"), ("het", "NOUN"),
              ("CI/CD", "NOUN"), ("Django", "PROPN"), ("@api.route('/x", "NOUN")]
     assert count_phrases(found) == [["Django", "ORG", 3], ["CI/CD", "NOUN", 1], ["het", "NOUN", 1]]
-    assert count_phrases(found, names_only=True) == [["Django", "ORG", 2]]
+    dutch = count_phrases(found, foreign=True)
+    assert dutch[0] == ["Django", "ORG", 3, 1]
+    english = count_phrases([("Django", "ORG"), ("views", "NOUN")])
+    assert set(_phrase_sets([dutch, english])[0]) == {"django"}
+    assert conversation_keywords(_phrase_sets([dutch]))[0]  # nobody reads English here: all count

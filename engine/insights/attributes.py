@@ -47,12 +47,13 @@ def summary(conv: Conversation, limit: int = SUMMARY_CHARS) -> str:
     return f"{title}: {body}" if body else title
 
 
-def count_phrases(found: list[tuple[str, str]], limit: int = MAX_PHRASES, *, names_only: bool = False) -> list[list]:
+def count_phrases(found: list[tuple[str, str]], limit: int = MAX_PHRASES, *, foreign: bool = False) -> list[list]:
     """``[[phrase, label, count], ...]`` most frequent first: the spelling seen most
     often names each phrase, compared case-insensitively; an entity label beats
-    ``NOUN`` for the same words. With ``names_only`` (a text in another language
-    than the key phrase model reads, whose common words it mistakes for phrases)
-    only capitalised named things are kept."""
+    ``NOUN`` for the same words. With ``foreign`` (a text in another language than
+    the key phrase model reads, whose common words it mistakes for names) each entry
+    gets a fourth item, 1: the taxonomy trusts such a phrase only where a text the
+    model does read has it too."""
     counts: Counter[str] = Counter()
     spellings: dict[str, Counter[str]] = {}
     labels: dict[str, str] = {}
@@ -60,12 +61,10 @@ def count_phrases(found: list[tuple[str, str]], limit: int = MAX_PHRASES, *, nam
         phrase = _SPACE.sub(" ", phrase).strip(" \t\n\"'`.,:;()[]{}")
         if len(phrase) < 2 or len(phrase) > 60 or not any(c.isalpha() for c in phrase) or not _PHRASE.match(phrase):
             continue
-        if names_only and (label == "NOUN" or not phrase[0].isupper()):
-            continue
         key = phrase.casefold()
         counts[key] += 1
         spellings.setdefault(key, Counter())[phrase] += 1
         if labels.get(key, "NOUN") == "NOUN":
             labels[key] = label
     ranked = sorted(counts, key=lambda k: (-counts[k], labels[k] == "NOUN", k))[:limit]
-    return [[spellings[k].most_common(1)[0][0], labels[k], counts[k]] for k in ranked]
+    return [[spellings[k].most_common(1)[0][0], labels[k], counts[k]] + ([1] if foreign else []) for k in ranked]

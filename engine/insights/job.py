@@ -31,7 +31,7 @@ from engine.protocols import Embedder, Keyphraser, LanguageIdentifier, SparseEnc
 log = logging.getLogger(__name__)
 
 #: Bump when what is inferred per conversation changes: every conversation is redone.
-VERSION = "2"
+VERSION = "3"
 BATCH = 32
 #: SPLADE terms kept per conversation (the strongest)
 SPARSE_TERMS = 64
@@ -99,7 +99,7 @@ def infer(batch: list[Conversation], models: InsightModels, key: str) -> list[di
                                           or t for c, t in zip(batch, texts)])
     found = models.keyphraser.keyphrases(texts)
     reads = getattr(models.keyphraser, "language", "")
-    phrases = [count_phrases(f, names_only=bool(reads and lang and lang != reads))
+    phrases = [count_phrases(f, foreign=bool(reads and lang and lang != reads))
                for f, lang in zip(found, languages)]
     vectors = models.embedder.embed(summaries)
     sparse_in = [s + " " + " ".join(p[0] for p in ph[:10]) for s, ph in zip(summaries, phrases)]

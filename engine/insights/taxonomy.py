@@ -84,8 +84,15 @@ def _cluster_count(n: int, cap: int) -> int:
 
 
 def _phrase_sets(phrases: Sequence[Sequence[Sequence]]) -> list[dict[str, tuple[str, int]]]:
-    """Per conversation: casefolded phrase -> (spelling, count)."""
-    return [{str(p[0]).casefold(): (str(p[0]), int(p[2])) for p in conv} for conv in phrases]
+    """Per conversation: casefolded phrase -> (spelling, count). A phrase marked
+    foreign (found in a language the key phrase model does not read) counts only
+    where some conversation in its language has it too, unless none is."""
+    trusted = {str(p[0]).casefold() for conv in phrases for p in conv if len(p) < 4}
+    out = []
+    for conv in phrases:
+        out.append({str(p[0]).casefold(): (str(p[0]), int(p[2])) for p in conv
+                    if len(p) < 4 or not trusted or str(p[0]).casefold() in trusted})
+    return out
 
 
 def _distinctive(members: Sequence[int], sets: list[dict], background: Sequence[int], n_best: int,
@@ -116,7 +123,11 @@ def _distinctive(members: Sequence[int], sets: list[dict], background: Sequence[
 
 
 def _name(words: Sequence[str], taken: set[str]) -> str:
-    words = list(words)
+    kept: list[str] = []
+    for w in words:  # "screen" after "5120x1440 screen" adds nothing
+        if not any(w.casefold() in k.casefold() or k.casefold() in w.casefold() for k in kept):
+            kept.append(w)
+    words = kept
     for n in (2, 3, 1):
         name = " & ".join(words[:n]) if words else "Other"
         if name.casefold() not in taken:
@@ -164,7 +175,7 @@ def discover(vectors, phrases: Sequence[Sequence[Sequence]], *, max_topics: int 
     order = sorted(set(labels.tolist()), key=lambda j: (-(labels == j).sum(), j))
     for t, j in enumerate(order):
         members = [i for i in everyone if labels[i] == j]
-        words = _distinctive(members, sets, everyone, 4)
+        words = _distinctive(members, sets, everyone, 6)
         name = _name(words, taken)
         taken.add(name.casefold())
         topics.append(Cluster(tuple(members), name, tuple(words)))
@@ -180,7 +191,7 @@ def discover(vectors, phrases: Sequence[Sequence[Sequence]], *, max_topics: int 
         sub_order = sorted(set(sub_labels.tolist()), key=lambda s: (-(sub_labels == s).sum(), s))
         for s in sub_order:
             sub_members = [members[i] for i in range(len(members)) if sub_labels[i] == s]
-            sub_words = _distinctive(sub_members, sets, members, 4, avoid) if len(sub_order) > 1 else words
+            sub_words = _distinctive(sub_members, sets, members, 6, avoid) if len(sub_order) > 1 else words
             sub_name = _name(sub_words, sub_taken | taken) if len(sub_order) > 1 else name
             sub_taken.add(sub_name.casefold())
             for i in sub_members:

@@ -20,6 +20,9 @@ MAX_TOPICS = 14
 MAX_SUBTOPICS = 6
 #: a topic smaller than this is not split into subtopics
 MIN_SPLIT = 6
+#: a foreign phrase counts when texts in the model's language have it at least this
+#: share as often as foreign texts do
+FOREIGN_SHARE = 0.25
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,12 +89,23 @@ def _cluster_count(n: int, cap: int) -> int:
 def _phrase_sets(phrases: Sequence[Sequence[Sequence]]) -> list[dict[str, tuple[str, int]]]:
     """Per conversation: casefolded phrase -> (spelling, count). A phrase marked
     foreign (found in a language the key phrase model does not read) counts only
-    where some conversation in its language has it too, unless none is."""
-    trusted = {str(p[0]).casefold() for conv in phrases for p in conv if len(p) < 4}
+    where conversations in the model's language have it about as often (a name like
+    Django, not a word of the other language); all count when no conversation is
+    in the model's language."""
+    native = [conv for conv in phrases if not any(len(p) >= 4 for p in conv)]
+    foreign = [conv for conv in phrases if any(len(p) >= 4 for p in conv)]
+    share_native = Counter(k for conv in native for k in {str(p[0]).casefold() for p in conv})
+    share_foreign = Counter(k for conv in foreign for k in {str(p[0]).casefold() for p in conv})
+
+    def trusted(key: str) -> bool:
+        if not native:
+            return True
+        return share_native[key] / len(native) >= FOREIGN_SHARE * share_foreign[key] / max(len(foreign), 1)
+
     out = []
     for conv in phrases:
         out.append({str(p[0]).casefold(): (str(p[0]), int(p[2])) for p in conv
-                    if len(p) < 4 or not trusted or str(p[0]).casefold() in trusted})
+                    if len(p) < 4 or trusted(str(p[0]).casefold())})
     return out
 
 

@@ -169,7 +169,8 @@ def run(*, split: str = "eval", pooling: str = "max", oracle: bool = False, limi
                 row[f"ndcg@{k}"] = ndcg(ans.ranking, q.gold, k)
                 row[f"random@{k}"] = random_ndcg(q.candidates, q.gold, k)
             rows.append(row)
-            echo(f"aqa: {n}/{len(qs)} ndcg@1 {row['ndcg@1']:.2f} {q.text}")
+            echo(f"aqa: {n}/{len(qs)} ndcg@1 {row['ndcg@1']:.2f} {seconds:.1f} s{' (planned)' if planned else ''} "
+                 f"{q.text}")
     figures["overall"] = _summary(rows)
     for kind in sorted({r["kind"] for r in rows}):
         figures[f"kind:{kind}"] = _summary([r for r in rows if r["kind"] == kind])

@@ -128,6 +128,7 @@ def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None, no_index: boo
         from app.cli_chats import after_import
 
         after_import(store, show=show_bar, quiet=obj.json, cancel=cancel)
+        _update_insights(obj, store, show_bar)
     if obj.json:
         print_json(report.to_json())
     else:
@@ -136,6 +137,25 @@ def import_cmd(obj: Ctx, paths: tuple[str, ...], only: str | None, no_index: boo
     if report.missing or report.failed or (nothing and (report.unrecognized or not report.files)):
         return EXIT_USER
     return 0
+
+
+def _update_insights(obj: Ctx, store, show: bool) -> None:
+    """Infer the attributes of newly imported chat conversations (topics, keywords ...)."""
+    from app.insights import chats_without_insights, update_insights
+
+    if not chats_without_insights(store):
+        return
+    def progress(stage: str, done: int, total: int) -> None:
+        if show:
+            click.echo(f"\r  chat insights: {stage} {done:,}/{total:,}", err=True, nl=done == total)
+
+    try:
+        result = update_insights(store, progress=progress)
+    except UserError as exc:  # the import itself succeeded; say what is missing
+        click.echo(f"warning: chat insights not updated: {exc}", err=True)
+        return
+    if not obj.json:
+        click.echo(f"Chat insights: {result.conversations:,} conversations in {result.topics} topics.", err=True)
 
 
 def _import_with_progress(store, paths, registry, context, only, cancel):
@@ -424,7 +444,7 @@ def settings_cmd(obj: Ctx, home_timezone, own_addresses, planner_model) -> None:
 
 def _register_optional_commands() -> None:
     """Commands whose modules live beside this one; each is a real command."""
-    from app import cli_app, cli_bench, cli_chats, cli_demo, cli_doctor, cli_models, cli_verify
+    from app import cli_app, cli_bench, cli_chats, cli_demo, cli_doctor, cli_insights, cli_models, cli_verify
 
     main.add_command(cli_doctor.doctor)
     main.add_command(cli_bench.bench)
@@ -433,6 +453,7 @@ def _register_optional_commands() -> None:
     main.add_command(cli_demo.demo)
     main.add_command(cli_verify.verify)
     main.add_command(cli_chats.chats)
+    main.add_command(cli_insights.insights)
 
 
 _register_optional_commands()

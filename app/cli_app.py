@@ -91,7 +91,8 @@ def run_app(obj: Ctx, demo: bool, screenshot: str | None, question: str | None, 
     except ValueError:
         raise UserError(f"--size {size!r}: use WIDTHxHEIGHT, e.g. 1180x780") from None
     window.resize(width, height)
-    tabs = {"ask": window.ask, "sources": window.sources, "timeline": window.timeline, "chats": window.chats}
+    tabs = {"ask": window.ask, "sources": window.sources, "timeline": window.timeline, "chats": window.chats,
+            "insights": window.insights}
     if tab:
         window.tabs.setCurrentWidget(tabs[tab])
     window.show()
@@ -141,7 +142,8 @@ def run_app(obj: Ctx, demo: bool, screenshot: str | None, question: str | None, 
 @click.option("--screenshot", type=click.Path(dir_okay=False), metavar="PATH",
               help="Render the window to a PNG and exit (offscreen when there is no display).")
 @click.option("--question", metavar="TEXT", help="Ask this question at start (with --screenshot: wait for the answer).")
-@click.option("--tab", type=click.Choice(["ask", "sources", "timeline", "chats"]), help="The tab to show first.")
+@click.option("--tab", type=click.Choice(["ask", "sources", "timeline", "chats", "insights"]),
+              help="The tab to show first.")
 @click.option("--size", default="1180x780", show_default=True, help="Window size for --screenshot.")
 @click.option("--timeout", type=click.FloatRange(min=1), default=300, show_default=True,
               help="With --screenshot: the most seconds to wait for the answer and loads.")

@@ -300,6 +300,7 @@ def timelineqa_cmd(obj: Ctx, method: str, kind: str, limit: int | None, results:
     _finish(obj, f"timelineqa-{method}-{kind}", figures, persona_bench.table(figures), results)
 
 
+<<<<<<< HEAD
 @bench.command("chattree")
 @common
 @click.option("--shared", type=click.Path(file_okay=False), default=None,
@@ -322,3 +323,32 @@ def chattree_cmd(obj: Ctx, shared: str | None, no_rebuild: bool, results: str) -
     except (ChatTreesUnavailable, chattree_bench.BenchDataMissing) as exc:
         raise UserError(str(exc)) from exc
     _finish(obj, "chattree", figures, chattree_bench.table(figures), results)
+=======
+@bench.command("aqa")
+@common
+@click.option("--split", type=click.Choice(["dev", "eval", "all"]), default="eval", show_default=True,
+              help="dev: the questions to tune on; eval: the frozen ones.")
+@click.option("--pooling", type=click.Choice(["max", "sum"]), default="max", show_default=True,
+              help="How a conversation's scores over PROBE's queries are pooled.")
+@click.option("--oracle", is_flag=True, help="Use the gold filters instead of the planner (an ablation).")
+@click.option("--timing", type=click.IntRange(min=0), default=0, show_default=True,
+              help="Also time the insights job from scratch on this many conversations (e.g. 1000).")
+@_LIMIT
+@_RESULTS
+@_WORK
+@click.pass_obj
+def aqa_cmd(obj: Ctx, split: str, pooling: str, oracle: bool, timing: int, limit: int | None, results: str,
+            work_dir: str) -> None:
+    """Aggregative questions over chat logs (PROBE): NDCG@1/3/5/10 of ranked candidate
+    answers beside a random ranking, time per answer and per conversation's attributes."""
+    from app.bench import aqa as aqa_bench
+    from models.registry import ModelMissing
+
+    try:
+        figures = aqa_bench.run(split=split, pooling=pooling, oracle=oracle, limit=limit, work_dir=Path(work_dir),
+                                timing=timing, echo=_stderr_echo)
+    except (aqa_bench.AQABenchError, ModelMissing) as exc:
+        raise UserError(str(exc)) from exc
+    name = f"aqa-{split}-{pooling}" + ("-oracle" if oracle else "")
+    _finish(obj, name, figures, aqa_bench.table(figures), results)
+>>>>>>> issue-41

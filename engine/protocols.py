@@ -120,3 +120,26 @@ class ChatTurnHeads(Protocol):
     def implicit_follow_up(self, vectors: Sequence[Sequence[float]], word_counts: Sequence[int]) -> list[float]: ...
 
     def follow_up_scores(self, prompt: Sequence[float], turns: Sequence[Sequence[float]]) -> list[float]: ...
+
+
+@runtime_checkable
+class Keyphraser(Protocol):
+    """Named things in texts (spaCy): for each text, its entities and noun phrases as
+    ``(phrase, label)``, label an entity type (``ORG``, ``PRODUCT`` ...) or ``NOUN``
+    for a noun phrase. Phrases come cleaned of leading articles and pronouns.
+    ``language`` is the ISO 639-1 code of the language its model reads."""
+
+    language: str
+
+    def keyphrases(self, texts: Sequence[str]) -> list[list[tuple[str, str]]]: ...
+
+    def close(self) -> None: ...
+
+
+@runtime_checkable
+class LanguageIdentifier(Protocol):
+    """The language of each text as an ISO 639-1 code (``en``, ``nl`` ...)."""
+
+    def identify(self, texts: Sequence[str]) -> list[str]: ...
+
+    def close(self) -> None: ...

@@ -18,6 +18,7 @@ from app.gui.ask import AskPane
 from app.gui.chats import ChatsPane
 from app.gui.settings_dialog import SettingsDialog
 from app.gui.index_refresh import SLOW_STAGES
+from app.gui.insights import InsightsPane
 from app.gui.sources import SourcesPane
 from app.gui.timeline import TimelinePane
 from app.gui.workers import JobRunner
@@ -29,7 +30,7 @@ SHORTCUTS_HELP = """<table cellspacing="6">
 <tr><td><b>Ctrl+Shift+O</b></td><td>Import a folder</td></tr>
 <tr><td><b>Ctrl+L</b></td><td>Go to the question box</td></tr>
 <tr><td><b>Esc</b></td><td>Cancel the running import or question</td></tr>
-<tr><td><b>Ctrl+1 / 2 / 3 / 4</b></td><td>Ask, Sources, Timeline, Chats</td></tr>
+<tr><td><b>Ctrl+1 / 2 / 3 / 4 / 5</b></td><td>Ask, Sources, Timeline, Chats, Insights</td></tr>
 <tr><td><b>Ctrl+,</b></td><td>Settings</td></tr>
 </table>"""
 
@@ -65,6 +66,11 @@ class MainWindow(QMainWindow):
         self.tabs.addTab(self.sources, "Sources")
         self.tabs.addTab(self.timeline, "Timeline")
         self.tabs.addTab(self.chats, "Chats")
+        self.insights = InsightsPane(store, settings, self.runner, probe_factory=self._make_probe,
+                                     updater=_update_insights)
+        self.tabs.addTab(self.insights, "Insights")
+        self.tabs.setTabToolTip(self.tabs.indexOf(self.insights), "Topics of your chats over time, and questions "
+                                                                  "across all of them (Ctrl+5)")
         self.tabs.setTabToolTip(0, "Ask questions about your data (Ctrl+1)")
         self.tabs.setTabToolTip(1, "Import exports and manage what was imported (Ctrl+2)")
         self.tabs.setTabToolTip(2, "Browse your events by day, week or month (Ctrl+3)")
@@ -83,6 +89,7 @@ class MainWindow(QMainWindow):
         self.sources.data_changed.connect(self._data_changed)
         self.sources.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
         self.chats.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
+        self.insights.status_message.connect(lambda m: self.statusBar().showMessage(m, 10_000))
         self.ask.first_run.planner_chosen.connect(self._planner_chosen)
         self.ask.indexer.progressed.connect(self._show_index_progress)
         self.ask.indexer.finished.connect(self._index_finished)
@@ -124,7 +131,7 @@ class MainWindow(QMainWindow):
         ask_menu.addAction(self._action("Set up &models…", self.show_model_setup, tip="Build or locate the models"))
 
         view_menu = bar.addMenu("&View")
-        for i, name in enumerate(("Ask", "Sources", "Timeline", "Chats")):
+        for i, name in enumerate(("Ask", "Sources", "Timeline", "Chats", "Insights")):
             view_menu.addAction(self._action(name, lambda _=False, i=i: self.tabs.setCurrentIndex(i), f"Ctrl+{i + 1}"))
 
         help_menu = bar.addMenu("&Help")
@@ -139,6 +146,7 @@ class MainWindow(QMainWindow):
         cancelled = self.sources.cancel_import()
         cancelled = self.ask.cancel() or cancelled
         cancelled = self.chats.cancel() or cancelled
+        cancelled = self.insights.cancel() or cancelled
         if cancelled:
             self.statusBar().showMessage("Cancelling…", 5000)
         return cancelled
@@ -196,10 +204,12 @@ class MainWindow(QMainWindow):
         self.timeline.refresh()
         self.chats.refresh()
         self.chats.rebuild()  # trees of chats imported before they existed, or with older heads
+        self.insights.refresh()
         self._count_events()
 
     def _data_changed(self) -> None:
         self.timeline.refresh()
+        self.insights.update_insights(force=False)  # new chats get their topics; the pane refreshes after
         self._count_events()
         self.ask.refresh_index()
         self.chats.rebuild()
@@ -281,3 +291,15 @@ class MainWindow(QMainWindow):
         if not self.runner.wait(30_000):
             log.warning("background jobs still running at exit")
         self.ask.close_engine()
+        self.insights.close_probe()
+
+    def _make_probe(self):
+        from app.insights import build_probe
+
+        return build_probe(self.store, self.settings)
+
+
+def _update_insights(store, **kw):
+    from app.insights import update_insights
+
+    return update_insights(store, **kw)

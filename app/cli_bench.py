@@ -300,7 +300,6 @@ def timelineqa_cmd(obj: Ctx, method: str, kind: str, limit: int | None, results:
     _finish(obj, f"timelineqa-{method}-{kind}", figures, persona_bench.table(figures), results)
 
 
-<<<<<<< HEAD
 @bench.command("chattree")
 @common
 @click.option("--shared", type=click.Path(file_okay=False), default=None,
@@ -323,7 +322,8 @@ def chattree_cmd(obj: Ctx, shared: str | None, no_rebuild: bool, results: str) -
     except (ChatTreesUnavailable, chattree_bench.BenchDataMissing) as exc:
         raise UserError(str(exc)) from exc
     _finish(obj, "chattree", figures, chattree_bench.table(figures), results)
-=======
+
+
 @bench.command("aqa")
 @common
 @click.option("--split", type=click.Choice(["dev", "eval", "all"]), default="eval", show_default=True,
@@ -351,4 +351,3 @@ def aqa_cmd(obj: Ctx, split: str, pooling: str, oracle: bool, timing: int, limit
         raise UserError(str(exc)) from exc
     name = f"aqa-{split}-{pooling}" + ("-oracle" if oracle else "")
     _finish(obj, name, figures, aqa_bench.table(figures), results)
->>>>>>> issue-41

@@ -68,8 +68,10 @@ doctor: setup
 # signed with gpg (.asc) and minisign (.minisig). Release keys: HINDSIGHT_SIGNING_KEY (gpg key
 # id) and HINDSIGHT_MINISIGN_KEY (secret-key file); without them a development key signs.
 # Cached by content under the user cache: a rebuild from the same inputs takes seconds.
-# xvfb and the .deb's own Depends let the build's test run the installed app on an X server.
-DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar xvfb-run:xvfb
+# xvfb and the .deb's own Depends let the build's test run the installed app on an X server;
+# strace and unshare let the privacy tests watch every socket, native libraries' too.
+DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar xvfb-run:xvfb \
+              strace:strace unshare:util-linux
 $(VENV)/.installed-dist: $(VENV)/.installed pyproject.toml packaging/dist.py
 	$(PIPX) -q -e '.[dist]'
 	@missing=; for t in $(DIST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \

@@ -457,3 +457,6 @@ def _register_optional_commands() -> None:
 
 
 _register_optional_commands()
+
+if __name__ == "__main__":  # python -m app.cli
+    main()

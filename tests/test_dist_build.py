@@ -18,7 +18,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow
+# Building the bundle takes 10-25 min on 2 cores and has not yet run to its end on an
+# idle machine; until it has, it runs on request (`make test-dist`), not in every CI run.
+pytestmark = [pytest.mark.slow,
+              pytest.mark.skipif(os.environ.get("HINDSIGHT_TEST_DIST") != "1",
+                                 reason="the bundle build runs with `make test-dist` (HINDSIGHT_TEST_DIST=1)")]
 
 
 def _load(name: str):

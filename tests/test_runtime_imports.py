@@ -69,8 +69,12 @@ class Registry:
         return FakeExtractor("")
     def embedder(self):
         return SameEmbedder()
-    def on_first_use(self, role):
+    def check(self, role):
+        pass
+    def preload(self, roles):
         return None
+    def on_first_use(self, role):
+        return None if role == "segmenter" else getattr(self, role)()
     def close(self):
         pass
 

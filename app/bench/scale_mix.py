@@ -1,6 +1,6 @@
 """``hindsight bench scale``: a real user's history at 100k, 300k and 1M events.
 
-Each size is a store of generated lives (``engine.synth``: Spotify with the
+Each size is a store of generated lives (``synth``: Spotify with the
 generator's catalogue, whose plays follow its listeners' Zipfian tastes, mail with
 bodies, diary notes, calendars, workouts, ChatGPT chats, health, Netflix, Amazon),
 imported through the ordinary pipeline from the exports the generator writes. One
@@ -67,7 +67,7 @@ def lives_for(size: int) -> list[tuple[str, float]]:
 def _exports(persona: str, years: float, work: Path, echo: Echo) -> tuple[Path, str, str]:
     """The persona's exports for ``years`` years (generated once, then cached):
     (folder, home zone, today)."""
-    import engine.synth as synth
+    import synth
 
     folder = work / "lives" / f"{persona}-y{years:g}"
     ready = folder / "ready.json"

@@ -70,7 +70,7 @@ def content(data: Path) -> tuple[int, int, str, int]:
 @pytest.fixture(scope="module")
 def export(tmp_path_factory) -> Path:
     """Five weeks of a persona's life: 32 files of ten formats, 1.1 MB."""
-    from engine.synth.personas import generate
+    from synth.personas import generate
 
     out = tmp_path_factory.mktemp("persona")
     generate(0, out, years=0.1, with_questions=False)

@@ -38,6 +38,7 @@ IDLE_SECONDS = 600
 #: how long a client waits for a server it started to take questions (model loading)
 START_SECONDS = 60
 SERVER_ENV = "HINDSIGHT_ASK_SERVER"  # "0": never use or start the server
+IDLE_ENV = "HINDSIGHT_ASK_SERVER_IDLE"  # seconds: how long a server started now stays idle
 
 
 def socket_path(data_dir: Path) -> Path:
@@ -190,8 +191,14 @@ def _connect(path: Path, timeout: float | None = None) -> socket.socket | None:
     return sock
 
 
-def start(data_dir: Path, *, idle_seconds: float = IDLE_SECONDS) -> subprocess.Popen:
-    """Start a server for ``data_dir`` in its own session (it outlives the CLI)."""
+def start(data_dir: Path, *, idle_seconds: float | None = None) -> subprocess.Popen:
+    """Start a server for ``data_dir`` in its own session (it outlives the CLI); it
+    stays idle ``idle_seconds``, else $HINDSIGHT_ASK_SERVER_IDLE, else IDLE_SECONDS."""
+    if idle_seconds is None:
+        try:
+            idle_seconds = float(os.environ.get(IDLE_ENV) or IDLE_SECONDS)
+        except ValueError:
+            idle_seconds = IDLE_SECONDS
     log_file = open(Path(data_dir) / "ask-server.log", "ab")  # noqa: SIM115 - the child keeps it
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
     return subprocess.Popen([sys.executable, "-m", "app.ask_server", str(data_dir), str(idle_seconds)],

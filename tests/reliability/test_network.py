@@ -82,7 +82,10 @@ def test_import_events_and_doctor_succeed_with_no_network(tmp_path):
 
 
 @pytest.mark.slow
-def test_ask_with_the_real_models_succeeds_with_no_network(tmp_path, model_registry):
+def test_ask_with_the_real_models_succeeds_with_no_network(tmp_path, model_registry, monkeypatch):
+    # ask starts the warm ask server, traced too; it exits soon after its answer, so the
+    # trace (which follows it) ends
+    monkeypatch.setenv("HINDSIGHT_ASK_SERVER_IDLE", "5")
     data = tmp_path / "data"
     dd = ["--data-dir", str(data)]
     cache = Path(model_registry.cache)

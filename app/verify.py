@@ -20,6 +20,8 @@ import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from models.gguf import sha256_file
+
 SUMS = "SHA256SUMS"
 
 
@@ -73,14 +75,6 @@ def verify(path: Path, *, gpg_keys: list[Path] | None = None, minisign_keys: lis
 
 
 # ---- SHA256SUMS -------------------------------------------------------------------
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
-
-
 def check_sums(sums: Path, only: str | None = None) -> Check:
     """Every listed file that is present matches (``sha256sum -c --ignore-missing``);
     with ``only``, that file must be listed and match."""
@@ -95,7 +89,7 @@ def check_sums(sums: Path, only: str | None = None) -> Check:
     names = [only] if only in listed else [n for n in listed if (sums.parent / n).is_file()]
     if not names:
         return Check("sha256", False, f"none of the files {sums.name} lists is in {sums.parent}")
-    bad = [n for n in names if _sha256(sums.parent / n) != listed[n]]
+    bad = [n for n in names if sha256_file(sums.parent / n) != listed[n]]
     if bad:
         return Check("sha256", False, f"checksum mismatch: {', '.join(bad)} (damaged or altered: do not install)")
     return Check("sha256", True, f"{len(names)} file(s) match: {', '.join(names)}")

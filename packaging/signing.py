@@ -9,16 +9,18 @@ it), the public halves are written beside the artifacts, and the output says
 "signed with a development key — not for release". The public release keys are in
 ``packaging/keys/``.
 
-Standard library only; needs the ``gpg`` and ``minisign`` programs.
+Standard library and the checkout's ``models`` package (for its file hash, the one
+``hindsight verify`` checks against); needs the ``gpg`` and ``minisign`` programs.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
+
+from models.gguf import sha256_file
 
 GPG_KEY_ENV = "HINDSIGHT_SIGNING_KEY"
 MINISIGN_KEY_ENV = "HINDSIGHT_MINISIGN_KEY"
@@ -42,14 +44,6 @@ class Signed:
     development_key: bool
     gpg_public: Path | None = None  # the development keys' public halves, when used
     minisign_public: Path | None = None
-
-
-def sha256_file(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for chunk in iter(lambda: f.read(1 << 20), b""):
-            h.update(chunk)
-    return h.hexdigest()
 
 
 def write_sums(folder: Path, names: list[str]) -> Path:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import orjson
@@ -122,24 +123,32 @@ _COLUMNS = ("id", "content_key", "conversation_id", "title", "summary", "phrases
             "local_date", "weekday", "hour", "month", "season", "vector", "sparse", "topic_id", "subtopic_id")
 
 
+@contextmanager
+def _transaction_with(con, name: str, table: pa.Table) -> Iterator[None]:
+    """One transaction in which ``table`` can be read as ``name``: committed when the
+    block ends, rolled back if it raises; the name is let go either way."""
+    con.register(name, table)
+    try:
+        con.begin()
+        yield
+        con.commit()
+    except Exception:
+        con.rollback()
+        raise
+    finally:
+        con.unregister(name)
+
+
 def _store_rows(store, rows: list[dict]) -> None:
     table = pa.table({c: [r[c] for r in rows] for c in _COLUMNS})
 
     def job(con):
         tables.ensure(con)
-        con.register("_insight_rows", table)
-        try:
-            con.begin()
+        with _transaction_with(con, "_insight_rows", table):
             con.execute("DELETE FROM conversation_insights WHERE id IN (SELECT id FROM _insight_rows)")
             con.execute("INSERT INTO conversation_insights SELECT " + ", ".join(
                 f"{c}::JSON" if c in ("phrases", "keywords", "sparse") else c for c in _COLUMNS)
                 + " FROM _insight_rows")
-            con.commit()
-        except Exception:
-            con.rollback()
-            raise
-        finally:
-            con.unregister("_insight_rows")
     store.write(job).result()
 
 
@@ -204,20 +213,12 @@ def recluster(store) -> tuple[int, int]:
     })
 
     def job(con):
-        con.register("_assign", assign)
-        try:
-            con.begin()
+        with _transaction_with(con, "_assign", assign):
             con.execute("DELETE FROM insight_topics")
             con.executemany("INSERT INTO insight_topics VALUES (?, ?, ?, ?, ?::JSON, ?)", topic_rows)
             con.execute("UPDATE conversation_insights SET topic_id = a.topic_id, subtopic_id = a.subtopic_id, "
                         "keywords = a.keywords::JSON FROM _assign a WHERE conversation_insights.id = a.id")
             _patch_events(con)
-            con.commit()
-        except Exception:
-            con.rollback()
-            raise
-        finally:
-            con.unregister("_assign")
     store.write(job).result()
     return len(tax.topics), len(tax.subtopics)
 

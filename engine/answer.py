@@ -12,8 +12,25 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import date
+from datetime import date, datetime, timedelta
 from typing import Any, Protocol
+
+
+def jsonable(value: Any, other: Callable[[Any], Any] = str) -> Any:
+    """``value`` in the types JSON has, as an answer's value is given: dates and times
+    as ISO strings, durations as seconds, tuples as lists, keys as strings. Any other
+    value that is not a string, number, bool or None goes through ``other``."""
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, timedelta):
+        return value.total_seconds()
+    if isinstance(value, (list, tuple)):
+        return [jsonable(v, other) for v in value]
+    if isinstance(value, dict):
+        return {str(k): jsonable(v, other) for k, v in value.items()}
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return other(value)
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
-from engine.answer import FOLLOWS_AUTO, Answer, AskProgress, AskProgressCallback, PlanStep
+from engine.answer import FOLLOWS_AUTO, Answer, AskProgress, AskProgressCallback, PlanStep, jsonable
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
@@ -371,7 +371,7 @@ class HindsightEngine:
             if when is not None:
                 answer_value = [when, value]
         say(AskProgress("done", text))
-        return Answer(question, True, _jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
+        return Answer(question, True, jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
     def _day_of_the_extreme(self, plan: PlanNode, value: Any, evidence: Sequence[str], question: str) -> date | None:
@@ -492,19 +492,3 @@ def _sentence(plan: PlanNode, value: Any, n_evidence: int, note: str, when: date
             tied = f"; tied with {', '.join(_key_text(v, names, plan.arg_attr_name) for v in ties[:_TIES_SHOWN])}{more}"
         return f"{_key_text(value, names, plan.arg_attr_name)}{src}{tied}."
     return f"{shown}{src}."
-
-
-def _jsonable(value: Any) -> Any:
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)

@@ -28,7 +28,7 @@ from typing import Any
 
 import duckdb
 
-from engine.answer import Answer
+from engine.answer import Answer, jsonable
 
 log = logging.getLogger(__name__)
 
@@ -66,20 +66,14 @@ def parse_short_answer(text: str) -> Any:
     return s
 
 
+def _decimal_as_float(value: Any) -> Any:
+    return float(value) if isinstance(value, Decimal) else value
+
+
 def _plain(value: Any) -> Any:
-    if isinstance(value, Decimal):
-        return float(value)
-    if isinstance(value, datetime):
-        return value.isoformat()
-    if isinstance(value, date):
-        return value.isoformat()
-    if isinstance(value, timedelta):
-        return value.total_seconds()
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    return value
+    """A SQL result's values as the engine gives an answer's value, but a DECIMAL as
+    a float and any other value as it is (json.dumps's ``default`` sees to those)."""
+    return jsonable(value, _decimal_as_float)
 
 
 # --------------------------------------------------------------------------- RAG

@@ -175,12 +175,13 @@ def _string_rule(quote: str, extra_forbidden: str) -> Sym:
 
 
 @lru_cache(maxsize=4)
-def build_grammar(step: bool = False, positional: bool = False) -> Grammar:
+def build_grammar(step: bool = False, positional: bool = False, whole: bool = False) -> Grammar:
     """The whole-plan grammar; with ``step=True`` the grammar of one decomposition
     step (ReQAP's QUD stage): one operator whose inputs are ``QUD("...")``
     sub-questions or ``RETRIEVE(query=...)``. With ``positional=True`` operators
     take their inputs and RETRIEVE its query without names (the planner's spelling,
-    ``OperatorSpec.unnamed``)."""
+    ``OperatorSpec.unnamed``). With ``whole=True`` a plan is complete: no
+    ``QUD("...")`` anywhere (the fine-tuned planner writes it in one call)."""
     g = Grammar()
     ops = [Ref(f"op-{name.lower().replace('_', '-')}") for name in OPERATORS]
     if step:
@@ -188,8 +189,9 @@ def build_grammar(step: bool = False, positional: bool = False) -> Grammar:
         g.rules["sub"] = Alt((Ref("qud"), Ref("op-retrieve")))
     else:
         g.rules["root"] = Ref("plan")
-        g.rules["plan"] = Alt((Ref("qud"), *ops))
-    g.rules["qud"] = _seq(f"{QUD}(", Ref("string"), ")")
+        g.rules["plan"] = Alt(tuple(ops) if whole else (Ref("qud"), *ops))
+    if not whole:
+        g.rules["qud"] = _seq(f"{QUD}(", Ref("string"), ")")
     for name, spec in OPERATORS.items():
         items: list[Sym] = [Lit(f"{name}(")]
         for i, p in enumerate(spec.params):

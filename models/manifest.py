@@ -10,7 +10,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-ROLES = ("planner", "embedder", "sparse_encoder", "segmenter", "pattern_classifier", "event_classifier",
+ROLES = ("planner", "planner_tuned", "embedder", "sparse_encoder", "segmenter", "pattern_classifier", "event_classifier",
          "extractor")
 
 

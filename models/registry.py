@@ -154,6 +154,15 @@ class ModelRegistry:
         return m
 
     def _load(self, role: str):
+        if role == "planner_tuned":
+            from models.runtime.planner import LlamaPlanner
+            from models.runtime.planner_adapter import adapter_path
+
+            adapter = adapter_path()
+            if adapter is None:
+                raise ModelMissing(role, "no fine-tuned adapter is committed in models/runtime/planner_adapter",
+                                   "use the few-shot planner (HINDSIGHT_PLANNER=fewshot)")
+            return LlamaPlanner(Path(self._built(role).path), threads=self.threads, n_ctx=4096, lora_path=adapter)
         if role == "planner":
             from models.runtime.planner import LlamaPlanner
 

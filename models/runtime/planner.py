@@ -123,18 +123,20 @@ class LlamaPlanner:
     """``engine.protocols.Planner`` over a GGUF model."""
 
     def __init__(self, model_path: Path, *, n_ctx: int = 8192, n_batch: int = 256, threads: int = 2,
-                 max_saved_prefixes: int = 2, key_cache: str = KEY_CACHE):
+                 max_saved_prefixes: int = 2, key_cache: str = KEY_CACHE, lora_path: Path | None = None):
         route_llama_log()
         import llama_cpp
 
         self.path = Path(model_path)
+        self.lora_path = Path(lora_path) if lora_path else None
         # use_mmap=False: llama.cpp repacks Q4_K weights for AVX2 into its own buffers,
         # so with mmap both the touched file pages and the repacked copy stay resident
         # (measured 1.9 GB vs 1.3 GB RSS for the 1.5B planner).
         self.key_cache = key_cache
         self._llm = llama_cpp.Llama(model_path=str(self.path), n_ctx=n_ctx, n_batch=n_batch, n_threads=threads,
                                     n_threads_batch=threads, seed=0, use_mmap=False, verbose=False,
-                                    type_k=getattr(llama_cpp, f"GGML_TYPE_{key_cache.upper()}"))
+                                    type_k=getattr(llama_cpp, f"GGML_TYPE_{key_cache.upper()}"),
+                                    lora_path=str(self.lora_path) if self.lora_path else None)
         route_llama_log()  # Llama(verbose=False) may install its own callback
         self._grammars: dict[str, object] = {}
         self._gates: dict[str, GrammarGate] = {}
@@ -149,10 +151,16 @@ class LlamaPlanner:
     def identity(self) -> str:
         """Which model writes the plans: the GGUF's name and size (the plan cache keeps
         plans per model)."""
+        adapter = ""
+        if self.lora_path is not None:
+            try:
+                adapter = f"+{self.lora_path.name}:{self.lora_path.stat().st_size}"
+            except OSError:
+                adapter = f"+{self.lora_path.name}"
         try:
-            return f"{self.path.name}:{self.path.stat().st_size}"
+            return f"{self.path.name}:{self.path.stat().st_size}{adapter}"
         except OSError:
-            return self.path.name
+            return self.path.name + adapter
 
     def _require(self):
         if self._llm is None:
@@ -201,6 +209,7 @@ class LlamaPlanner:
 
         st = self.path.stat()
         key = hashlib.sha256("\x1f".join([str(self.path.resolve()), str(st.st_size), str(int(st.st_mtime)),
+                                          self.identity,
                                           str(self._llm.n_ctx()), llama_cpp.__version__, self.key_cache,
                                           *sorted(instruction_sets()), prefix])
                              .encode("utf-8")).hexdigest()[:20]

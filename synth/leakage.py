@@ -125,6 +125,14 @@ def held_out_names() -> frozenset[str]:
     return frozenset(only_test - seen_elsewhere)
 
 
+def quoted(text: str) -> list[str]:
+    """The held-out quotes (test templates, fresh eval questions) that ``text`` says,
+    by label: a generator of training data drops such a text, whatever template it
+    came from (sibling templates of two splits can share a phrasing)."""
+    window = _norm(text)
+    return [q.label for q in held_out_quotes() if q.anchor in window and q.pattern.search(window)]
+
+
 def scan(files: Iterable[Path], root: Path) -> list[Leak]:
     """Every leak in ``files``, by file and line."""
     quotes = held_out_quotes()
@@ -133,7 +141,16 @@ def scan(files: Iterable[Path], root: Path) -> list[Leak]:
     leaks: list[Leak] = []
     for path in files:
         try:
-            text = path.read_text(encoding="utf-8")
+            if path.suffix == ".gz":  # training data is committed compressed
+                import gzip
+                import zlib
+
+                try:
+                    text = gzip.decompress(path.read_bytes()).decode("utf-8")
+                except (gzip.BadGzipFile, zlib.error, EOFError):
+                    continue  # a broken archive among the importers' fixtures
+            else:
+                text = path.read_text(encoding="utf-8")
         except (UnicodeDecodeError, OSError):
             continue
         rel = str(path.relative_to(root))

@@ -12,7 +12,7 @@ from synth.world import PERSONAS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCANNED = ("engine", "models", "importers", "app", "tests")
-SUFFIXES = {".py", ".json", ".jsonl", ".txt", ".md", ".gbnf", ".csv", ".ics", ".mbox", ".xml", ".html"}
+SUFFIXES = {".py", ".json", ".jsonl", ".txt", ".md", ".gbnf", ".csv", ".ics", ".mbox", ".xml", ".html", ".gz"}
 
 
 def _files():
@@ -47,6 +47,15 @@ def test_the_guard_finds_a_planted_test_question(tmp_path, index):
     leaks = _planted(tmp_path, f"    # asked {asked.capitalize()!r}, the planner wrote")
     assert [x.line for x in leaks] == [2]
     assert any(x.what == quote.label for x in leaks)
+
+
+def test_the_guard_reads_compressed_training_data(tmp_path):
+    import gzip
+
+    quote = leakage.held_out_quotes()[3]
+    f = tmp_path / "pairs.jsonl.gz"
+    f.write_bytes(gzip.compress(('{"question": "' + re.sub(r"\{[^}]*\}", "2023", quote.text) + '"}\n').encode()))
+    assert [x.path for x in leakage.scan([f], tmp_path)] == ["pairs.jsonl.gz"]
 
 
 def test_the_guard_finds_a_fresh_eval_question(tmp_path):

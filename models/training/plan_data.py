@@ -230,7 +230,16 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
                 or split_of.get(rec.get("template")) != "train":
             continue  # only train templates of train personas, and only verified plans
         chosen.setdefault(rec["id"], rec)
+    from synth.leakage import held_out_names, quoted
+
+    names = sorted(held_out_names(), key=len, reverse=True)
+    name_rx = re.compile("|".join(re.escape(n) for n in names)) if names else None
+
+    def held_out(text: str) -> bool:
+        return bool(quoted(text)) or bool(name_rx and name_rx.search(text))
+
     pairs: list[dict] = []
+    dropped = 0
     by_op: Counter = Counter()
     by_family: Counter = Counter()
     by_origin: Counter = Counter()
@@ -242,6 +251,9 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
         keep = [str(v) for v in inst.params.values()]
         for text0 in phrasings(inst, rng):
             for text in [text0, *surface_variants(text0, rng, VARIANTS, keep)]:
+                if held_out(text) or held_out(plan_text):  # says a test template's or fresh eval question's words
+                    dropped += 1
+                    continue
                 ex = example(text, plan_text, schema_for(schemas[inst.persona], plan_text, rng))
                 ex.update(id=iid, template=inst.template, question=text, plan=plan_text)
                 pairs.append(ex)
@@ -266,6 +278,7 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
             raw.write((json.dumps(p, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
     digest = hashlib.sha256(data.read_bytes()).hexdigest()
     manifest = {"pairs": len(pairs), "verified_instances": len(chosen), "hand_written_examples": len(hand),
+                "dropped_as_held_out": dropped,
                 "sha256": digest, "seed": seed, "personas": list(TRAIN_PERSONAS),
                 "instances_per_origin": dict(by_origin),
                 "instances_per_operator": dict(sorted(by_op.items())),

@@ -5,7 +5,7 @@ product's own engine, gives the gold answer (exact, or relaxed for amounts). Pla
 come from candidates, never from the gold SQL:
 
 1. candidate plans attached to the **train** templates (``plan_sketches``), run by
-   ``plan_verify`` over new instances drawn from the **train** personas' facts;
+   ``app.bench.plan_verify`` over new instances drawn from the **train** personas' facts;
 2. what the few-shot planner (``engine.qud.QudPlanner``) wrote for the train
    templates' questions — the records ``hindsight bench persona --split train``
    writes (plan, prediction, hit);
@@ -20,7 +20,7 @@ and attribute names (a few lines dropped at random, so the model reads them rath
 than assuming every source exists) and the question.
 
 Run: ``python -m models.training.plan_data build [--records bench-results/persona-reqap-*.jsonl]``
-(reads ``plan_verify``'s verified.jsonl; writes ``bench-results/plan-data/pairs.jsonl.gz`` and its manifest).
+(reads ``app.bench.plan_verify``'s verified.jsonl; writes ``bench-results/plan-data/pairs.jsonl.gz`` and its manifest).
 """
 from __future__ import annotations
 

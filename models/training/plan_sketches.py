@@ -4,7 +4,7 @@ For each template family (counting, sums, extremes, groups, first/last times, ..
 a few plans that could answer its questions, written in the plan language with the
 instance's parameters filled in: several search phrasings and attribute choices,
 because which of them the product answers right is for execution to decide
-(``plan_verify``), not for this module. A candidate that does not give the gold
+(``app.bench.plan_verify``), not for this module. A candidate that does not give the gold
 answer is dropped; nothing here reads the gold answer or the gold SQL.
 
 Only train templates are sketched: ``sketches`` refuses the others.

@@ -73,7 +73,7 @@ def main(argv: list[str] | None = None) -> None:
         "adapter_sha256": sha256_of(ADAPTER), "adapter_bytes": ADAPTER.stat().st_size,
         "base_sha256": report["base_sha256"], "data_sha256": report["data_sha256"],
         "training": report, "data": data_manifest,
-        "made_by": ["python -m models.training.plan_verify", "python -m models.training.plan_data build",
+        "made_by": ["python -m app.bench.plan_verify", "python -m models.training.plan_data build",
                     "python -m models.training.planner_lora", "python -m models.training.planner_adapter"],
     }
     MANIFEST.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

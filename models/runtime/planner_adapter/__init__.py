@@ -3,7 +3,7 @@
 ``adapter.gguf`` is the adapter llama.cpp applies to the planner_tuned base
 (``Llama(lora_path=...)``); ``manifest.json`` names its sha256, the base GGUF's, the
 training data's hash and size, the training run's figures and the commands that
-made it (``models.training.plan_verify`` → ``plan_data`` → ``planner_lora`` →
+made it (``app.bench.plan_verify`` → ``plan_data`` → ``planner_lora`` →
 ``planner_adapter``). A test checks the file is the one the manifest names.
 """
 from __future__ import annotations

@@ -7,7 +7,7 @@ seed), each instance's candidates (``plan_sketches``) are run in order over the
 persona's imported store with the real OTX models, and the first whose answer
 matches the gold answer (exactly; within rounding for amounts) is kept.
 
-Run: ``python -m models.training.plan_verify --per-template 6`` (writes
+Run: ``python -m app.bench.plan_verify --per-template 6`` (writes
 ``bench-results/plan-data/verified.jsonl``; resumable: instances already decided
 are skipped).
 """

@@ -19,13 +19,14 @@ import hashlib
 import threading
 import time
 from collections.abc import Callable, Sequence
+from functools import cache
 
 from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import build_grammar
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS
 from engine.protocols import Planner
-from engine.qud.planner import PlanCache, PlannedQuestion, PlanningCancelled, PlanningError, warm_up
+from engine.qud.planner import PlanCache, PlannedQuestion, PlanningCancelled, PlanningError, _signature, warm_up
 
 # One line per source and kind: "spotify/music_stream: album, artist, ...".
 Schema = Sequence[tuple[str, str, Sequence[str]]]
@@ -36,13 +37,10 @@ SCHEMA_SQL = ("SELECT source, kind, list(DISTINCT k ORDER BY k) FROM "
 KINDS_SQL = "SELECT DISTINCT source, kind FROM events ORDER BY source, kind"
 
 
-def _signature(spec) -> str:
-    return f"{spec.name}({', '.join(p.name + '=' for p in spec.params)})"
-
-
+@cache
 def system_text() -> str:
     """The plan language, derived from the spec (so it changes with the language)."""
-    ops = "\n".join(f"- {_signature(spec)}: {spec.doc}" for spec in OPERATORS.values())
+    ops = "\n".join(f"- {_signature(spec, positional=False)}: {spec.doc}" for spec in OPERATORS.values())
     fns = ", ".join(f"{name}()" for name in FUNCTIONS)
     return ("You turn a question about one person's own data into a plan: one line of nested operator calls, "
             "run exactly over their events. Every event has start, end, source, kind, title and text; the "

@@ -237,8 +237,12 @@ def test_a_saved_prefix_state_is_kept_per_key_cache_type_and_build(registry, tmp
         prefix = "<|im_start|>system\nYou write plan steps.<|im_end|>\n"
         same_ctx = runtime.LlamaPlanner.__new__(runtime.LlamaPlanner)
         same_ctx.path, same_ctx._llm, same_ctx.key_cache = other.path, other._llm, "f16"
+        same_ctx.lora_path = None
         assert other._state_folder(prefix, tmp_path) != same_ctx._state_folder(prefix, tmp_path)
         before = same_ctx._state_folder(prefix, tmp_path)
+        same_ctx.lora_path = tmp_path / "adapter.gguf"  # a fine-tuned adapter: its own states
+        assert same_ctx._state_folder(prefix, tmp_path) != before
+        same_ctx.lora_path = None
         monkeypatch.setattr(runtime, "instruction_sets", lambda: {"AVX", "AVX2"})
         assert same_ctx._state_folder(prefix, tmp_path) != before
         grammar = 'root ::= "count(" [a-z_]+ ")"'

@@ -411,6 +411,9 @@ class _AnyModel:
     def encode(self, texts):
         return [{} for _ in texts]
 
+    def sentences_many(self, texts):
+        return [self.sentences(t) for t in texts]
+
     def sentences(self, text):
         return [text]
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from engine.chattree import ChatTree, ChatTreeModels, analyse_prompt
-from engine.chattree.analysis import prompt_label, simplified_prompt
+from engine.chattree.analysis import analyse_prompts, prompt_label, simplified_prompt
 from engine.chattree.insert import JUDGE_WINDOW
 from engine.chattree.metrics import parent_metrics, previous_turn_baseline
 
@@ -25,6 +25,9 @@ POLITE, INFO, IMPLICIT = DIM, DIM + 1, DIM + 2
 
 
 class FakeSegmenter:
+    def sentences_many(self, texts):
+        return [self.sentences(t) for t in texts]
+
     def sentences(self, text: str) -> list[str]:
         return [s.strip() for s in re.split(r"(?<=[.!?])\s+", text) if s.strip()]
 
@@ -116,6 +119,30 @@ def test_analyse_prompt_with_models(models):
     assert a.simplified == "I am a gardener in Leeds. Explain composting with coffee grounds."
     assert not a.implicit_follow_up
     assert analyse_prompt("make it shorter", models).implicit_follow_up
+
+
+def test_prompts_analysed_together_are_analysed_as_alone(models):
+    prompts = ["Hello! I am a gardener in Leeds. Explain composting with coffee grounds.", "make it shorter",
+               "", "Thanks!", "My dog is old. I am tired. Write a haiku. Then a limerick.", "   "]
+    calls = models.embedder.calls
+    together = analyse_prompts(prompts, models)
+    assert models.embedder.calls - calls <= 2  # sentences and whole prompts, then the simplified ones
+    assert together == [analyse_prompt(p, models) for p in prompts]
+
+
+def test_trees_built_in_groups_equal_trees_built_one_by_one(chat_store, models, monkeypatch):
+    from engine.chattree import tables
+
+    def rows():
+        return chat_store.reader().execute(
+            "SELECT * EXCLUDE (vec) FROM chat_tree_turns ORDER BY conversation_id, node_id").fetchall()
+
+    grouped = tables.rebuild(chat_store, models)
+    assert grouped.built > 1
+    together = rows()
+    monkeypatch.setattr(tables, "BUILD_TURNS", 1)
+    alone = tables.rebuild(chat_store, models, force=True)
+    assert alone.built == grouped.built and rows() == together
 
 
 # ---- insert rules --------------------------------------------------------------------------
@@ -257,11 +284,12 @@ def test_removed_import_drops_its_trees(chat_store, models):
     assert stats.removed > 0 and queries.conversations(chat_store.reader()) == []
 
 
-def test_cancel_keeps_finished_conversations(chat_store, models):
+def test_cancel_keeps_finished_conversations(chat_store, models, monkeypatch):
     import threading
 
     from engine.chattree import tables
 
+    monkeypatch.setattr(tables, "BUILD_TURNS", 1)  # one conversation a group: a cancel can fall between two
     cancel = threading.Event()
     seen = []
 
@@ -456,12 +484,18 @@ def test_real_models_place_obvious_turns(store):
         assert analyse_prompt("Thank you so much!", models).label == "polite"
         assert analyse_prompt("make it shorter", models).implicit_follow_up
         assert not analyse_prompt("Explain how vaccines train the immune system.", models).implicit_follow_up
+        texts = ["Hi there. Write a poem about the sea! Make it rhyme?", "make it shorter", "One sentence only."]
+        assert models.segmenter.sentences_many(texts) == [models.segmenter.sentences(t) for t in texts]
         tree = ChatTree(models)
         tree.insert("cook", "Give me a recipe for a vegetarian lasagne.", "Layer pasta, ricotta, spinach and sauce.")
         tree.insert("code", "How do I reverse a linked list in Python?", "Walk the list and flip each next pointer.")
         assert tree.insert("short", "make it shorter", "").placement.parent == "code"
-        back = tree.insert("more", "Can I use mushrooms instead of spinach in the lasagne?", "")
-        assert back.placement.parent == "cook"
+        # Back to an earlier topic: the judge scores the lasagne turn far above the others.
+        # (The parent is the most recent turn above the dev-tuned threshold, 0.02 with
+        # these heads, which here is the linked-list turn at 0.035: a known weakness, #40.)
+        back = analyse_prompt("Can I use mushrooms instead of spinach in the lasagne?", models)
+        scores = models.heads.follow_up_scores(back.vector, [t.vector for t in tree.turns])
+        assert max(range(len(scores)), key=scores.__getitem__) == 0 and scores[0] > 0.5 > max(scores[1:])
 
         _import(store, FIXTURES / "chatgpt/export")
         stats = tables.rebuild(store, models)

@@ -20,6 +20,9 @@ PLAN = 'APPLY(l=RETRIEVE(query="Harbour Lights"), fct=len)'
 
 
 class FakeSegmenter:
+    def sentences_many(self, texts):
+        return [self.sentences(t) for t in texts]
+
     def sentences(self, text):
         return [s.strip() + "." for s in text.split(".") if s.strip()]
 

@@ -8,6 +8,7 @@ holds no word lists: every decision is a model's.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -21,8 +22,8 @@ ANALYSED_CHARS = 2_000
 MAX_SENTENCES = 12
 #: A sentence is embedded up to this many characters (MiniLM reads ~256 tokens anyway).
 SENTENCE_CHARS = 300
-#: A turn's vector is made from this much of the prompt and of the response.
-TURN_PROMPT_CHARS = 600
+#: A turn's vector is its prompt's (the whole prompt's head, made by the analysis)
+#: plus that of this much of the response.
 TURN_RESPONSE_CHARS = 400
 
 
@@ -44,6 +45,7 @@ class PromptAnalysis:
     implicit_follow_up: bool
     implicit_score: float
     vector: tuple[float, ...]  # the simplified prompt's embedding, what the judge compares
+    whole_vector: tuple[float, ...] = ()  # the prompt's head, embedded whole (the IFQC's input)
 
 
 def prompt_label(labels: "tuple[SentenceLabel, ...] | list[SentenceLabel]") -> "SentenceLabel":
@@ -70,31 +72,78 @@ def simplified_prompt(sentences: "tuple[str, ...]", labels: "tuple[SentenceLabel
 
 
 def analyse_prompt(prompt: str, models: ChatTreeModels) -> PromptAnalysis:
-    text = " ".join(prompt[:ANALYSED_CHARS].split())
-    sentences = tuple(models.segmenter.sentences(text)) if text else ()
-    if not sentences:
-        sentences = (text,) if text else ("",)
-    labelled = sentences[:MAX_SENTENCES]
-    whole = text[:SENTENCE_CHARS * 2]
-    shown = [s[:SENTENCE_CHARS] for s in labelled]
-    # one embed call for the sentences and the whole prompt (the IFQC's input)
-    vectors = models.embedder.embed(shown + [whole])
-    labels = tuple(models.heads.sentence_labels(vectors[:-1])) + ("information",) * (len(sentences) - len(labelled))
-    implicit_score = models.heads.implicit_follow_up([vectors[-1]], [len(prompt.split())])[0]
-    simplified = simplified_prompt(sentences, labels)
-    if simplified == whole:
-        vector = vectors[-1]
-    elif simplified in shown:
-        vector = vectors[shown.index(simplified)]
-    else:
-        vector = models.embedder.embed([simplified[:SENTENCE_CHARS * 2]])[0]
-    return PromptAnalysis(sentences=sentences, labels=labels, label=prompt_label(labels), simplified=simplified,
-                          implicit_follow_up=implicit_score >= models.heads.implicit_threshold,
-                          implicit_score=float(implicit_score), vector=tuple(vector))
+    return analyse_prompts([prompt], models)[0]
 
 
-def turn_text(prompt: str, response: str) -> str:
-    """What a turn's stored vector is made from: the prompt's head and the response's."""
-    head = " ".join(prompt[:TURN_PROMPT_CHARS].split())
-    reply = " ".join(response[:TURN_RESPONSE_CHARS].split())
-    return f"{head}\n{reply}" if reply else head
+def analyse_prompts(prompts: Sequence[str], models: ChatTreeModels) -> list[PromptAnalysis]:
+    """Analyse many prompts with one call per model: the segmenter splits them all at
+    once, the embedder embeds every sentence and every whole prompt in one call, each
+    head labels them all in one call, and one more embed call makes the simplified
+    prompts that are neither the whole prompt nor one of its sentences. A prompt's
+    analysis does not depend on the prompts beside it."""
+    texts = [" ".join(p[:ANALYSED_CHARS].split()) for p in prompts]
+    split = models.segmenter.sentences_many([t for t in texts if t])
+    it = iter(split)
+    per: list[tuple[tuple[str, ...], list[str], str]] = []  # sentences, shown, whole
+    flat: list[str] = []
+    for text in texts:
+        sentences = tuple(next(it)) if text else ()
+        if not sentences:
+            sentences = (text,) if text else ("",)
+        shown = [s[:SENTENCE_CHARS] for s in sentences[:MAX_SENTENCES]]
+        whole = text[:SENTENCE_CHARS * 2]
+        per.append((sentences, shown, whole))
+        flat += shown + [whole]
+    vectors = models.embedder.embed(flat) if flat else []
+    sentence_vectors, whole_vectors, starts = [], [], []
+    at = 0
+    for _sentences, shown, _whole in per:
+        starts.append(len(sentence_vectors))
+        sentence_vectors += vectors[at:at + len(shown)]
+        whole_vectors.append(vectors[at + len(shown)])
+        at += len(shown) + 1
+    all_labels = list(models.heads.sentence_labels(sentence_vectors)) if sentence_vectors else []
+    implicit_scores = models.heads.implicit_follow_up(whole_vectors, [len(p.split()) for p in prompts]) \
+        if whole_vectors else []
+    partial = []
+    for i, (sentences, shown, whole) in enumerate(per):
+        labels = tuple(all_labels[starts[i]:starts[i] + len(shown)]) + ("information",) * (len(sentences) - len(shown))
+        simplified = simplified_prompt(sentences, labels)
+        if simplified == whole:
+            vector = whole_vectors[i]
+        elif simplified in shown:
+            vector = sentence_vectors[starts[i] + shown.index(simplified)]
+        else:
+            vector = None
+        partial.append((sentences, labels, simplified, vector))
+    missing = [i for i, (*_rest, vector) in enumerate(partial) if vector is None]
+    made = models.embedder.embed([partial[i][2][:SENTENCE_CHARS * 2] for i in missing]) if missing else []
+    made_for = dict(zip(missing, made))
+    out = []
+    for i, (sentences, labels, simplified, vector) in enumerate(partial):
+        score = float(implicit_scores[i])
+        out.append(PromptAnalysis(sentences=sentences, labels=labels, label=prompt_label(labels),
+                                  simplified=simplified, implicit_follow_up=score >= models.heads.implicit_threshold,
+                                  implicit_score=score, vector=tuple(made_for[i] if vector is None else vector),
+                                  whole_vector=tuple(whole_vectors[i])))
+    return out
+
+
+def response_text(response: str) -> str:
+    """The part of a response its turn's vector is made from."""
+    return " ".join(response[:TURN_RESPONSE_CHARS].split())
+
+
+def turn_vector_of(analysis: PromptAnalysis, response_vector: Sequence[float] | None) -> list[float]:
+    """A turn's stored vector: the sum of its prompt's vector and its response's,
+    normalised (the prompt's alone when there is no response). The prompt's is made by
+    the analysis already, so a turn costs one more embedding, of the response's head,
+    instead of one of prompt and response together (#40: that was half of the time a
+    rebuild took)."""
+    import numpy as np
+
+    v = np.asarray(analysis.whole_vector, dtype=np.float64)
+    if response_vector is not None:
+        v = v + np.asarray(response_vector, dtype=np.float64)
+    n = float(np.linalg.norm(v))
+    return (v / n).tolist() if n > 0 else v.tolist()

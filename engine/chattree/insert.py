@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.chattree.analysis import ChatTreeModels, PromptAnalysis, analyse_prompt, turn_text
+from engine.chattree.analysis import ChatTreeModels, PromptAnalysis, analyse_prompt, response_text, turn_vector_of
 
 #: How many of the most recent turns the judge compares (the paper's 20).
 JUDGE_WINDOW = 20
@@ -78,7 +78,16 @@ def place(analysis: PromptAnalysis, history: Sequence[TreeTurn], models: ChatTre
 
 def turn_vector(prompt: str, response: str, models: ChatTreeModels) -> list[float]:
     """The vector stored with a turn when it is inserted."""
-    return list(models.embedder.embed([turn_text(prompt, response)])[0])
+    return turn_vectors([(analyse_prompt(prompt, models), response)], models)[0]
+
+
+def turn_vectors(turns: Sequence[tuple[PromptAnalysis, str]], models: ChatTreeModels) -> list[list[float]]:
+    """The vectors of many turns (each prompt's analysis and its response), with one
+    embed call for all the responses."""
+    replies = [response_text(r) for _a, r in turns]
+    said = [r for r in replies if r]
+    made = iter(models.embedder.embed(said) if said else [])
+    return [turn_vector_of(a, next(made) if r else None) for (a, _r), r in zip(turns, replies)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +98,8 @@ class Inserted:
 
 def insert_turn(prompt: str, response: str, history: Sequence[TreeTurn], models: ChatTreeModels) -> Inserted:
     """Analyse and place one turn, and make its vector for the turns after it."""
-    placement = place(analyse_prompt(prompt, models), history, models)
-    return Inserted(placement, turn_vector(prompt, response, models))
+    analysis = analyse_prompt(prompt, models)
+    return Inserted(place(analysis, history, models), turn_vectors([(analysis, response)], models)[0])
 
 
 class ChatTree:

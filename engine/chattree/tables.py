@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
-from engine.chattree.analysis import ChatTreeModels
+from engine.chattree.analysis import ChatTreeModels, analyse_prompts
 from engine.chattree.conversations import Conversation, conversation_hashes, read_conversation
-from engine.chattree.insert import JUDGE_WINDOW, TreeTurn, insert_turn
+from engine.chattree.insert import JUDGE_WINDOW, TreeTurn, place, turn_vectors
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +74,9 @@ _ARROW = pa.schema([("conversation_id", pa.string()), ("node_id", pa.string()), 
 #: what was built in this many seconds (so a cancel loses little).
 WRITE_BATCH = 50
 WRITE_EVERY_S = 2.0
+#: Conversations are analysed together until they hold this many user turns: a few
+#: model calls for all of them instead of several per turn.
+BUILD_TURNS = 64
 
 ProgressCallback = Callable[[int, int], None]  # conversations done, of total
 
@@ -123,24 +126,36 @@ class BuiltTurn:
 
 
 def build_conversation(conv: Conversation, models: ChatTreeModels) -> list[BuiltTurn]:
-    """Place every user turn of ``conv`` against the user turns above it on its branch;
-    each turn's vector is made once and reused by every turn below it."""
-    built: dict[str, BuiltTurn] = {}
-    above = {t.node_id: t.above for t in conv.turns}
-    out: list[BuiltTurn] = []
-    for turn in conv.turns:
-        history: list[TreeTurn] = []
-        node = turn.above
-        while node is not None and node in built and len(history) < JUDGE_WINDOW:
-            history.append(TreeTurn(node, built[node].vector))
-            node = above.get(node)
-        history.reverse()
-        done = insert_turn(turn.prompt, turn.response, history, models)
-        p = done.placement
-        b = BuiltTurn(turn.node_id, p.parent, p.label, p.analysis.implicit_follow_up, p.reason, p.score,
-                      p.analysis.simplified, done.vector)
-        built[turn.node_id] = b
-        out.append(b)
+    return build_conversations([conv], models)[0]
+
+
+def build_conversations(convs: list[Conversation], models: ChatTreeModels) -> list[list[BuiltTurn]]:
+    """Place every user turn of each conversation against the user turns above it on
+    its branch. The prompts' analyses and the turns' vectors depend on no other turn,
+    so those of all ``convs`` are made first, a few model calls for them all; placing
+    then only compares stored vectors."""
+    flat = [t for conv in convs for t in conv.turns]
+    analysed = analyse_prompts([t.prompt for t in flat], models)
+    vectors = iter(turn_vectors([(a, t.response) for a, t in zip(analysed, flat)], models))
+    analyses = iter(analysed)
+    out: list[list[BuiltTurn]] = []
+    for conv in convs:
+        built: dict[str, BuiltTurn] = {}
+        above = {t.node_id: t.above for t in conv.turns}
+        mine: list[BuiltTurn] = []
+        for turn in conv.turns:
+            history: list[TreeTurn] = []
+            node = turn.above
+            while node is not None and node in built and len(history) < JUDGE_WINDOW:
+                history.append(TreeTurn(node, built[node].vector))
+                node = above.get(node)
+            history.reverse()
+            p = place(next(analyses), history, models)
+            b = BuiltTurn(turn.node_id, p.parent, p.label, p.analysis.implicit_follow_up, p.reason, p.score,
+                          p.analysis.simplified, next(vectors))
+            built[turn.node_id] = b
+            mine.append(b)
+        out.append(mine)
     return out
 
 
@@ -226,17 +241,21 @@ def rebuild(store, models: ChatTreeModels, *, progress: ProgressCallback | None 
         done, batch, flushed = batch, [], time.perf_counter()
         pending = store.write(lambda c: _write_conversations(c, done, version)) if done else None
 
-    for i, cid in enumerate(todo):
+    i = 0
+    while i < len(todo):
         if cancel is not None and cancel.is_set():
             break
-        conv = read_conversation(con, cid, hashes[cid][1])
-        built = build_conversation(conv, models)
-        batch.append((conv, built))
-        turns += len(built)
-        built_n += 1
+        group: list[Conversation] = []
+        while i < len(todo) and (not group or sum(len(c.turns) for c in group) < BUILD_TURNS):
+            group.append(read_conversation(con, todo[i], hashes[todo[i]][1]))
+            i += 1
+        for conv, built in zip(group, build_conversations(group, models)):
+            batch.append((conv, built))
+            turns += len(built)
+            built_n += 1
         if len(batch) >= WRITE_BATCH or time.perf_counter() - flushed > WRITE_EVERY_S:
             flush()
-        say(i + 1, len(todo))
+        say(i, len(todo))
     flush()
     if pending is not None:
         pending.result()

@@ -111,8 +111,8 @@ def _accuracy(pred, gold) -> float:
 def evaluate_mixmc(chats, models, *, threshold: float, implicit_threshold: float, cache: dict) -> dict:
     """Parents predicted for each mixed chat under these thresholds. ``cache`` keeps
     each turn's analysis and vector between calls (they do not depend on thresholds)."""
-    from engine.chattree.analysis import analyse_prompt, turn_text
-    from engine.chattree.insert import TreeTurn, place
+    from engine.chattree.analysis import analyse_prompt
+    from engine.chattree.insert import TreeTurn, place, turn_vectors
     from engine.chattree.metrics import parent_metrics
 
     heads = models.heads
@@ -122,8 +122,8 @@ def evaluate_mixmc(chats, models, *, threshold: float, implicit_threshold: float
         history, predicted = [], {}
         for t in chat:
             if t.id not in cache:
-                cache[t.id] = (analyse_prompt(t.prompt, models),
-                               models.embedder.embed([turn_text(t.prompt, t.response)])[0])
+                analysis = analyse_prompt(t.prompt, models)
+                cache[t.id] = (analysis, turn_vectors([(analysis, t.response)], models)[0])
             analysis, vector = cache[t.id]
             analysis = dataclasses.replace(analysis, implicit_follow_up=analysis.implicit_score >= implicit_threshold)
             predicted[t.id] = place(analysis, history, models).parent
@@ -166,7 +166,8 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     import numpy as np
     import torch
 
-    from engine.chattree.analysis import ChatTreeModels, analyse_prompt, turn_text
+    from engine.chattree.analysis import ChatTreeModels, analyse_prompt
+    from engine.chattree.insert import turn_vectors
     from models import paths as mpaths
     from models.runtime.encoders import OnnxEmbedder
     from models.runtime.segmenter import SpacySegmenter
@@ -235,10 +236,11 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     ids = sorted(train_c)
     turn_vec, prompt_vec = {}, {}
     for cid in ids:
-        for t in train_c[cid]:
-            prompt_vec[(cid, t.index)] = np.asarray(analyse_prompt(t.prompt, models).vector, dtype=np.float32)
-        for t, v in zip(train_c[cid], embed([turn_text(t.prompt, t.response) for t in train_c[cid]])):
-            turn_vec[(cid, t.index)] = v
+        analysed = [analyse_prompt(t.prompt, models) for t in train_c[cid]]
+        for t, a, v in zip(train_c[cid], analysed,
+                           turn_vectors([(a, t.response) for a, t in zip(analysed, train_c[cid])], models)):
+            prompt_vec[(cid, t.index)] = np.asarray(a.vector, dtype=np.float32)
+            turn_vec[(cid, t.index)] = np.asarray(v, dtype=np.float32)
     hs, ps, ys_, ws = [], [], [], []
     for cid in ids:
         for t in train_c[cid]:

@@ -5,7 +5,7 @@ A :class:`KilledJob` names a job (a Python snippet run in a child process with t
 worktree's code) and the check that must hold after the job has been killed once
 and then run again to the end. The import and the search-index refresh are
 registered in ``test_crash.py``; chat trees and insights add theirs the same way
-(``JOBS.append(KilledJob("chat_trees", ...))``) and get the same trials.
+(``test_derived_crash.py``) and get the same trials.
 """
 from __future__ import annotations
 
@@ -31,6 +31,9 @@ class KilledJob:
     script: str
     #: called after the restart's run finished: asserts the data folder is whole
     check: Callable[[Path], None]
+    #: called right after the kill, before the restart: asserts what a reader would
+    #: find then (an old state or a new one, never half of one)
+    at_kill: Callable[[Path], None] | None = None
 
 
 def run_child(job: KilledJob, data: Path, export: Path, *, kill_after: float | None = None,
@@ -71,14 +74,16 @@ def run_here(job: KilledJob, data: Path, export: Path) -> None:
 
 
 def kill_and_restart(job: KilledJob, data: Path, export: Path, seed: int, span: float, *,
-                     restart_here: bool = True) -> str:
+                     restart_here: bool = True, after: float = 0.0) -> str:
     """One trial: kill ``job`` at a moment drawn by ``seed`` within ``span`` seconds
-    of its start, run it again to the end (in this process, unless the job changes
-    module state a test process must not keep), run its check. Returns the phase
-    the kill landed in."""
-    moment = random.Random(seed).uniform(0, span)
+    from ``after`` seconds after its start, run it again to the end (in this process,
+    unless the job changes module state a test process must not keep), run its check.
+    Returns the phase the kill landed in."""
+    moment = after + random.Random(seed).uniform(0, span)
     code, phases, _ = run_child(job, data, export, kill_after=moment)
     landed = "after it finished" if code == 0 else f"during {phases[-1]}"
+    if job.at_kill is not None:
+        job.at_kill(data)
     if restart_here:
         run_here(job, data, export)
     else:

@@ -223,9 +223,15 @@ def rebuild(store, models: ChatTreeModels, *, progress: ProgressCallback | None 
     version = models.heads.version
     con = store.reader()
     if gone:
-        def drop(c) -> None:
-            c.execute("DELETE FROM chat_tree_turns WHERE list_contains(?, conversation_id)", [gone])
-            c.execute("DELETE FROM chat_tree_conversations WHERE list_contains(?, conversation_id)", [gone])
+        def drop(c) -> None:  # both tables in one transaction: no tree claims turns it lost
+            c.begin()
+            try:
+                c.execute("DELETE FROM chat_tree_turns WHERE list_contains(?, conversation_id)", [gone])
+                c.execute("DELETE FROM chat_tree_conversations WHERE list_contains(?, conversation_id)", [gone])
+                c.commit()
+            except Exception:
+                c.rollback()
+                raise
         store.write(drop).result()
     say = progress or (lambda done, total: None)
     turns = built_n = 0

@@ -74,6 +74,9 @@ class Answer:
     follow_reason: str = ""
     #: the question and its answer as one vector (the Ask history's chat tree keeps it)
     turn_vector: tuple[float, ...] = ()
+    #: when there is no answer: the closest questions the data can answer (asking one
+    #: of them of the same engine runs the plan it was offered with)
+    suggestions: tuple[str, ...] = ()
 
     def to_json(self) -> dict:
         return {"question": self.question, "ok": self.ok, "answer": self.answer, "follows": self.follows,
@@ -81,7 +84,7 @@ class Answer:
                 "answer_text": self.answer_text, "plan_text": self.plan_text,
                 "plan": self.plan.to_json() if self.plan else None, "evidence": list(self.evidence),
                 "timings": {k: round(v, 1) for k, v in self.timings.items()}, "llm_calls": self.llm_calls,
-                "today": self.today.isoformat() if self.today else None}
+                "today": self.today.isoformat() if self.today else None, "suggestions": list(self.suggestions)}
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,10 +21,11 @@ from engine.answer import FOLLOWS_AUTO, Answer, AskProgress, AskProgressCallback
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
+from engine.plan import parse_plan, print_plan
 from engine.plan.ground import DAYS_AGO
 from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.rows import Row
-from engine.qud.planner import PlanningCancelled, PlanningError, QudPlanner
+from engine.qud.planner import PlannedQuestion, PlanningCancelled, PlanningError, QudPlanner
 
 log = logging.getLogger(__name__)
 
@@ -232,6 +233,8 @@ class HindsightEngine:
         self.index = index
         self.retrieve_settings = retrieve_settings or RetrieveSettings()
         self.chat_models = chat_models
+        self._offered: dict[str, str] = {}  # question offered after a failure -> its plan
+        self._candidates: tuple[int, list] = (-1, [])  # (store count, suggestions for it)
 
     def close(self) -> None:
         if self.index is not None and hasattr(self.index, "close"):
@@ -288,18 +291,23 @@ class HindsightEngine:
                           "command line, hindsight import FILE.", today=today)
         calls_before = self.planner.llm_calls
         try:
-            planned = self.planner.plan(question, previous=previous, cancel=cancel,
-                                        progress=lambda m: say(AskProgress("planning", m)))
+            if question in self._offered:  # a question offered after a failure: its own plan
+                node = parse_plan(self._offered[question])
+                planned = PlannedQuestion(question, node, print_plan(node))
+            else:
+                planned = self.planner.plan(question, previous=previous, cancel=cancel,
+                                            progress=lambda m: say(AskProgress("planning", m)))
         except PlanningCancelled:
             return self._cancelled(question, today, t0)
         except PlanningError as exc:
             tried = "; ".join(exc.attempts[:3])
+            offered = self._suggest(question)
             return Answer(question, False, None,
                           "I couldn't turn this question into a plan I can run over your data "
                           f"({exc}). What was tried: {tried}. Try rephrasing it, e.g. naming the "
-                          "activity and the time span.",
+                          "activity and the time span." + _offer(offered),
                           timings={"planning_ms": (time.perf_counter() - t0) * 1000},
-                          llm_calls=self.planner.llm_calls - calls_before, today=today)
+                          llm_calls=self.planner.llm_calls - calls_before, today=today, suggestions=offered)
         t_plan = time.perf_counter()
         say(AskProgress("planning", "Plan: " + planned.plan_text, len(planned.steps)))
 
@@ -316,21 +324,24 @@ class HindsightEngine:
         except ExecutionCancelled:
             return self._cancelled(question, today, t0)
         except ExecutionError as exc:
+            offered = self._suggest(question)
             return Answer(question, False, None,
                           f"The plan could not be run: {exc}. Nothing was made up; the plan was "
-                          f"{planned.plan_text}", plan_text=planned.plan_text,
-                          timings=self._timings(t0, t_plan, None), llm_calls=planned.llm_calls, today=today)
+                          f"{planned.plan_text}." + _offer(offered), plan_text=planned.plan_text,
+                          timings=self._timings(t0, t_plan, None), llm_calls=planned.llm_calls, today=today,
+                          suggestions=offered)
         tree = plan_tree(result.nodes)
         timings = self._timings(t0, t_plan, result)
         empty = [s for s in result.nodes if s.operator == "RETRIEVE" and s.rows == 0]
         if empty and len(empty) == sum(1 for s in result.nodes if s.operator == "RETRIEVE"):
             queries = ", ".join(f"“{_query_of(s.plan)}”" for s in empty)
+            offered = self._suggest(question)
             return Answer(question, False, None,
                           f"I found nothing in your data for {queries}, so I can't answer this. "
                           "I answer questions about what you imported: music, shows, mail, calendar, "
-                          "purchases, workouts, places, notes and chats.",
+                          "purchases, workouts, places, notes and chats." + _offer(offered),
                           plan_text=planned.plan_text, plan=tree, timings=timings,
-                          llm_calls=planned.llm_calls, today=today)
+                          llm_calls=planned.llm_calls, today=today, suggestions=offered)
         value = result.value
         evidence = result.evidence
         order = "largest first"
@@ -373,6 +384,24 @@ class HindsightEngine:
         say(AskProgress("done", text))
         return Answer(question, True, jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
+
+    def _suggest(self, question: str) -> tuple[str, ...]:
+        """The closest questions this store can answer (``engine.qud.suggest``); each is
+        remembered with its plan, so asking it next runs that plan."""
+        from engine.qud import suggest
+
+        try:
+            n = self.store.count()
+            if self._candidates[0] != n:
+                self._candidates = (n, suggest.candidates(suggest.profile(self.store.reader())))
+            found = suggest.closest(question, self._candidates[1], self.models.embedder) \
+                if self.models.embedder is not None else self._candidates[1][:suggest.OFFERED]
+        except Exception:  # an offer must never turn a clear refusal into a crash
+            log.exception("no questions to offer for %r", question)
+            return ()
+        for s in found:
+            self._offered[s.question] = s.plan
+        return tuple(s.question for s in found)
 
     def _day_of_the_extreme(self, plan: PlanNode, value: Any, evidence: Sequence[str], question: str) -> date | None:
         """The local day of the event a "what was my longest run" question is about:
@@ -457,6 +486,13 @@ def _latest(rows: Sequence[Row], n: int, latest: bool) -> list[Row] | None:
 
 
 _TIES_SHOWN = 4  # an argmax's other winners named beside the first
+
+
+def _offer(questions: Sequence[str]) -> str:
+    """The refusal's last sentence: what can be asked instead."""
+    if not questions:
+        return ""
+    return " Questions your data can answer: " + "; ".join(f"“{q}”" for q in questions) + "."
 
 
 def _counted(n: int | float, noun: str) -> str:

@@ -691,6 +691,25 @@ def test_an_answer_that_ran_no_plan_shows_no_plan_or_evidence_links(qtbot):
     qtbot.addWidget(found_nothing)
     assert not found_nothing.plan_button.isHidden() and not found_nothing.evidence_button.isHidden()
     assert not found_nothing.evidence_button.isEnabled()  # "0 source events", greyed
+    assert not found_nothing.suggestion_buttons
+
+
+def test_a_refusal_offers_questions_and_clicking_one_asks_it(qtbot):
+    from datetime import date
+
+    from PySide6.QtCore import Qt
+
+    from app.gui.ask import AnswerCard
+
+    asked = []
+    offered = ("How many Strava workout events do I have?", "When was my most recent Strava workout event?")
+    card = AnswerCard(Answer("blorp", False, None, "I couldn't turn this question into a plan …",
+                             today=date(2024, 1, 1), suggestions=offered), lambda a: None, [],
+                      on_suggestion=asked.append)
+    qtbot.addWidget(card)
+    assert [b.text() for b in card.suggestion_buttons] == ["→ " + q for q in offered]
+    qtbot.mouseClick(card.suggestion_buttons[1], Qt.MouseButton.LeftButton)
+    assert asked == [offered[1]]
 
 
 

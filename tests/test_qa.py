@@ -111,6 +111,39 @@ def test_unplannable_question_says_what_was_tried(engine_over):
     assert "couldn't turn this question into a plan" in ans.answer_text and "'count'" in ans.answer_text
 
 
+def test_an_unanswered_question_offers_questions_the_data_answers_and_asking_one_runs_its_plan(engine_over):
+    events = [_workout(d, a, km) for d, a, km in ((1, "running", 5.0), (2, "running", 7.0), (3, "swimming", 1.0),
+                                                  (4, "running", 6.0))]
+    eng, llm = engine_over(events, {"blorp": ['SUM(l=RETRIEVE(query="x"), attr_name="count")']})
+    ans = eng.ask("blorp", today=date(2024, 4, 1))
+    assert not ans.ok and len(ans.suggestions) == 3
+    assert all("Strava workout" in q for q in ans.suggestions)
+    assert "Questions your data can answer: “" in ans.answer_text and ans.to_json()["suggestions"]
+    calls = len(llm.prompts)
+    offered = {q: eng.ask(q, today=date(2024, 4, 1)) for q in ans.suggestions}
+    assert len(llm.prompts) == calls  # the offered plans ran; the planner was not asked
+    assert all(a.ok for a in offered.values()), [a.answer_text for a in offered.values()]
+
+
+def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path):
+    from engine.qud import suggest
+
+    _store_with(store, tmp_path, [_workout(d, a, km) for d, a, km in (
+        (1, "running", 5.0), (2, "running", 7.0), (3, "swimming", 1.0), (4, "running", 6.0))])
+    profiles = suggest.profile(store.reader())
+    assert [(p.source, p.kind, p.events, p.latest_year) for p in profiles] == [("strava", "workout", 4, 2024)]
+    assert profiles[0].text_keys == ("activity",) and profiles[0].number_keys == ("distance_km",)
+    offered = {s.question: s.plan for s in suggest.candidates(profiles)}
+    assert offered["Which activity comes up most in my Strava workout events?"].startswith("ARGMAX(")
+    assert 'attr_name="distance_km"' in offered["What is the total distance km of my Strava workout events?"]
+    assert "How many Strava workout events are from 2024?" in offered
+    from tests.test_chattree import FakeEmbedder
+
+    nearest = suggest.closest("how far did I go in total over all workouts, the whole distance",
+                              list(suggest.candidates(profiles)), FakeEmbedder(), k=1)
+    assert nearest[0].question == "What is the total distance km of my Strava workout events?"
+
+
 def test_follow_up_uses_the_previous_question(engine_over):
     events = [_workout(d, "running", 5.0) for d in (1, 2)]
     eng, llm = engine_over(events, {

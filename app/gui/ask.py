@@ -127,9 +127,11 @@ def _quoted(question: str, limit: int = 60) -> str:
 class AnswerCard(QFrame):
     def __init__(self, answer, on_evidence: Callable[[object], None], progress_log: list[str],
                  parent: QWidget | None = None, *, earlier: list[str] | None = None,
-                 on_follow_change: Callable[[object, int | None], None] | None = None):
+                 on_follow_change: Callable[[object, int | None], None] | None = None,
+                 on_suggestion: Callable[[str], object] | None = None):
         """``earlier``: the questions asked before this one (what it may follow);
-        ``on_follow_change(answer, index or None)`` asks it again following another."""
+        ``on_follow_change(answer, index or None)`` asks it again following another;
+        ``on_suggestion(question)`` asks one of the questions a refusal offers."""
         super().__init__(parent)
         self.answer = answer
         self.setObjectName("answerCard")
@@ -144,6 +146,10 @@ class AnswerCard(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.text)
+        self.suggestion_buttons: list[QPushButton] = []
+        offered = list(getattr(answer, "suggestions", ()) or ())
+        if offered:
+            layout.addWidget(self._suggestions_row(offered, on_suggestion))
 
         row = QHBoxLayout()
         n = len(answer.evidence)
@@ -190,6 +196,24 @@ class AnswerCard(QFrame):
         layout.addWidget(self.plan_tree)
         if progress_log:
             self.setToolTip("What the engine did:\n" + "\n".join(progress_log[-20:]))
+
+    def _suggestions_row(self, offered: list[str], on_suggestion) -> QWidget:
+        """ "Ask instead:" and a button per question the data can answer."""
+        holder = QWidget()
+        row = QVBoxLayout(holder)
+        row.setContentsMargins(0, 4, 0, 0)
+        label = QLabel("Ask instead:")
+        label.setObjectName("muted")
+        row.addWidget(label)
+        for question in offered:
+            button = QPushButton("→ " + question)
+            button.setObjectName("link")
+            button.setToolTip("Hindsight can answer this from your data; click to ask it")
+            button.setEnabled(on_suggestion is not None)
+            button.clicked.connect(lambda _=False, q=question: on_suggestion(q))
+            row.addWidget(button, alignment=Qt.AlignmentFlag.AlignLeft)
+            self.suggestion_buttons.append(button)
+        return holder
 
     def _follows_row(self, answer, earlier: list[str], on_change) -> QWidget:
         """ "Follows “…” ▾": which earlier question this one was planned with, and a
@@ -577,7 +601,7 @@ class AskPane(QWidget):
         earlier = [a.question for a in self.answers]
         self.answers.append(answer)
         self._add_widget(AnswerCard(answer, self.open_evidence, self._progress_log, earlier=earlier,
-                                    on_follow_change=self._change_follow))
+                                    on_follow_change=self._change_follow, on_suggestion=self.ask))
         self.answered.emit(answer)
 
     def _on_failure(self, message: str) -> None:

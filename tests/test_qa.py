@@ -142,6 +142,8 @@ def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path)
     nearest = suggest.closest("how far did I go in total over all workouts, the whole distance",
                               list(suggest.candidates(profiles)), FakeEmbedder(), k=1)
     assert nearest[0].question == "What is the total distance km of my Strava workout events?"
+    three = suggest.closest("how far in total", list(suggest.candidates(profiles)), FakeEmbedder())
+    assert len(three) == 3 and len({s.form for s in three}) == 3  # never two of one form
 
 
 def test_follow_up_uses_the_previous_question(engine_over):

@@ -46,6 +46,7 @@ GROUP BY source, kind, k
 class Suggestion:
     question: str
     plan: str  # a valid plan (printed form) that answers it
+    form: str = ""  # the form it filled: no two offered questions share one
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,17 +103,22 @@ def candidates(profiles: Sequence[KindProfile]) -> list[Suggestion]:
             except ValueError:
                 continue
             if not validate_plan(node):
-                out.append(Suggestion(q.format(**s), text))
+                out.append(Suggestion(q.format(**s), text, q))
     return out
 
 
 def closest(question: str, offered: Sequence[Suggestion], embedder: "Embedder",
             k: int = OFFERED) -> list[Suggestion]:
     """The ``k`` of ``offered`` nearest ``question`` (cosine of the Embedder's
-    normalised vectors), nearest first."""
+    normalised vectors), nearest first, each of another form: three totals of three
+    attributes offer less than a total, a count and a "most"."""
     if not offered:
         return []
     vectors = embedder.embed([question] + [s.question for s in offered])
     q = vectors[0]
     scored = sorted(range(len(offered)), key=lambda i: -sum(a * b for a, b in zip(q, vectors[i + 1])))
-    return [offered[i] for i in scored[:k]]
+    out: list[Suggestion] = []
+    for i in scored:
+        if all(offered[i].form != s.form for s in out):
+            out.append(offered[i])
+    return out[:k]

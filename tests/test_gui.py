@@ -724,3 +724,21 @@ def test_timeline_details_of_a_diary_entry_are_its_words():
             "attributes": {"artist": "Muse"}}
     assert _cell(entry, 2) == "2013-02-12" and _cell(entry, 3) == "I had a burger for lunch with Maya."
     assert _cell(song, 3) == "artist: Muse"
+
+
+def test_the_insights_probe_shares_the_ask_engine_s_models_and_is_made_again_for_a_new_engine(
+        qtbot, make_window, monkeypatch):
+    """One planner in memory: the Insights tab's PROBE is built on the Ask engine's
+    model registry, and dropped when the Ask engine is replaced."""
+    import app.insights
+
+    made = []
+    monkeypatch.setattr(app.insights, "build_probe", lambda store, settings, models=None: made.append(models)
+                        or object())
+    w = make_window()
+    qtbot.waitUntil(lambda: w.ask.engine is not None, timeout=WAIT)
+    w.fake_engine.models_registry = shared = object()
+    w.insights.probe = w._make_probe()
+    assert made == [shared]
+    w.ask._engine_made(FakeEngine(w.store))  # another planner chosen: a new Ask engine
+    assert w.insights.probe is None

@@ -252,6 +252,21 @@ def test_a_saved_prefix_state_is_kept_per_key_cache_type_and_build(registry, tmp
         other.close()
 
 
+def test_two_threads_share_one_planner_each_call_alone(registry):
+    """The Ask pane and the Insights tab use one planner: calls from two threads give
+    what they give one after the other (one llama.cpp context, one call at a time)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    planner = registry.planner()
+    grammar = 'root ::= "count(" [a-z_]+ ")"'
+    prompts = [f"<|im_start|>user\nCount the {what} as count(name).<|im_end|>\n<|im_start|>assistant\n"
+               for what in ("songs", "runs", "mails", "films")]
+    alone = [planner.complete(p, grammar=grammar, max_tokens=12) for p in prompts]
+    with ThreadPoolExecutor(2) as pool:
+        together = list(pool.map(lambda p: planner.complete(p, grammar=grammar, max_tokens=12), prompts))
+    assert together == alone
+
+
 def test_cross_encoders_return_probabilities_and_labels(registry):
     scores = registry.event_classifier().score([
         ("How often did I listen to Zofia Wąsik?", "Listened to Blue Echo by Zofia Wąsik for 3 min."),

@@ -69,6 +69,9 @@ class MainWindow(QMainWindow):
         self.insights = InsightsPane(store, settings, self.runner, probe_factory=self._make_probe,
                                      updater=_update_insights)
         self.tabs.addTab(self.insights, "Insights")
+        # a new Ask engine (another planner chosen in Settings) has new models: the
+        # Insights tab's PROBE, which shares them, is made again from them when next asked
+        self.ask.engine_ready.connect(self.insights.close_probe)
         self.tabs.setTabToolTip(self.tabs.indexOf(self.insights), "Topics of your chats over time, and questions "
                                                                   "across all of them (Ctrl+5)")
         self.tabs.setTabToolTip(0, "Ask questions about your data (Ctrl+1)")
@@ -294,9 +297,11 @@ class MainWindow(QMainWindow):
         self.insights.close_probe()
 
     def _make_probe(self):
+        """The Insights tab's PROBE, on the Ask engine's models where it has them: one
+        planner in memory (2 GB), not one per tab."""
         from app.insights import build_probe
 
-        return build_probe(self.store, self.settings)
+        return build_probe(self.store, self.settings, models=getattr(self.ask.engine, "models_registry", None))
 
 
 def _update_insights(store, **kw):

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ctypes
 import logging
+import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
@@ -140,6 +141,9 @@ class LlamaPlanner:
         route_llama_log()  # Llama(verbose=False) may install its own callback
         self._grammars: dict[str, object] = {}
         self._gates: dict[str, GrammarGate] = {}
+        # one llama.cpp context: the Ask pane's engine and the Insights tab share this
+        # planner (one 2 GB model, not two), each call runs alone
+        self._busy = threading.RLock()
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
         # guessed tokens checked per forward pass (0: none), while this share of the
@@ -175,6 +179,10 @@ class LlamaPlanner:
         return self._grammars[text]
 
     def preload(self, prefix: str, state_dir: Path | None = None) -> None:
+        with self._busy:
+            self._preload(prefix, state_dir)
+
+    def _preload(self, prefix: str, state_dir: Path | None = None) -> None:
         """Evaluate ``prefix`` now and keep its KV state for prompts that start with it.
         With ``state_dir`` the state is also kept on disk, keyed by model, prefix and
         context size, so the next process loads it in a second instead of evaluating
@@ -265,6 +273,12 @@ class LlamaPlanner:
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 256,
                  stop: Sequence[str] = (), temperature: float = 0.0) -> str:
+        with self._busy:
+            return self._complete(prompt, grammar=grammar, max_tokens=max_tokens, stop=stop,
+                                  temperature=temperature)
+
+    def _complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 256,
+                  stop: Sequence[str] = (), temperature: float = 0.0) -> str:
         llm = self._require()
         self._restore_for(prompt)
         if grammar:
@@ -282,6 +296,10 @@ class LlamaPlanner:
         return out["choices"][0]["text"]
 
     def close(self) -> None:
+        with self._busy:
+            self._close()
+
+    def _close(self) -> None:
         if self._llm is not None:
             for gate in self._gates.values():
                 gate.close()

@@ -130,6 +130,16 @@ def test_prompts_analysed_together_are_analysed_as_alone(models):
     assert together == [analyse_prompt(p, models) for p in prompts]
 
 
+def test_a_turn_s_vector_needs_no_segmenter_and_equals_the_analysed_one(models):
+    from engine.chattree.insert import turn_vector, turn_vectors
+
+    prompt, response = "Hello! I am a gardener. Explain composting with coffee grounds.", "Grounds add nitrogen."
+    full = turn_vectors([(analyse_prompt(prompt, models), response)], models)[0]
+    bare = ChatTreeModels(None, models.embedder, models.heads)  # no segmenter at all
+    assert turn_vector(prompt, response, bare) == full
+    assert turn_vector(prompt, "", bare) == turn_vectors([(analyse_prompt(prompt, models), "")], models)[0]
+
+
 def test_trees_built_in_groups_equal_trees_built_one_by_one(chat_store, models, monkeypatch):
     from engine.chattree import tables
 

@@ -71,6 +71,15 @@ def simplified_prompt(sentences: "tuple[str, ...]", labels: "tuple[SentenceLabel
     return " ".join(keep) if keep else " ".join(sentences)
 
 
+def _analysed(prompt: str) -> str:
+    return " ".join(prompt[:ANALYSED_CHARS].split())
+
+
+def whole_text(prompt: str) -> str:
+    """What of a prompt is embedded whole (the IFQC's input, and a turn's vector)."""
+    return _analysed(prompt)[:SENTENCE_CHARS * 2]
+
+
 def analyse_prompt(prompt: str, models: ChatTreeModels) -> PromptAnalysis:
     return analyse_prompts([prompt], models)[0]
 
@@ -81,7 +90,7 @@ def analyse_prompts(prompts: Sequence[str], models: ChatTreeModels) -> list[Prom
     head labels them all in one call, and one more embed call makes the simplified
     prompts that are neither the whole prompt nor one of its sentences. A prompt's
     analysis does not depend on the prompts beside it."""
-    texts = [" ".join(p[:ANALYSED_CHARS].split()) for p in prompts]
+    texts = [_analysed(p) for p in prompts]
     split = models.segmenter.sentences_many([t for t in texts if t])
     it = iter(split)
     per: list[tuple[tuple[str, ...], list[str], str]] = []  # sentences, shown, whole
@@ -91,7 +100,7 @@ def analyse_prompts(prompts: Sequence[str], models: ChatTreeModels) -> list[Prom
         if not sentences:
             sentences = (text,) if text else ("",)
         shown = [s[:SENTENCE_CHARS] for s in sentences[:MAX_SENTENCES]]
-        whole = text[:SENTENCE_CHARS * 2]
+        whole = text[:SENTENCE_CHARS * 2]  # whole_text(prompt)
         per.append((sentences, shown, whole))
         flat += shown + [whole]
     vectors = models.embedder.embed(flat) if flat else []

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from engine.chattree.analysis import ChatTreeModels, PromptAnalysis, analyse_prompt, response_text, turn_vector_of
+from engine.chattree.analysis import (ChatTreeModels, PromptAnalysis, analyse_prompt, response_text, turn_vector_of,
+                                     whole_text)
 
 #: How many of the most recent turns the judge compares (the paper's 20).
 JUDGE_WINDOW = 20
@@ -77,8 +78,14 @@ def place(analysis: PromptAnalysis, history: Sequence[TreeTurn], models: ChatTre
 
 
 def turn_vector(prompt: str, response: str, models: ChatTreeModels) -> list[float]:
-    """The vector stored with a turn when it is inserted."""
-    return turn_vectors([(analyse_prompt(prompt, models), response)], models)[0]
+    """The vector stored with a turn when it is inserted: the prompt embedded whole
+    and its response (no sentence analysis, so no segmenter: the Ask pane keeps one
+    after every answer, and spaCy loads only when a question must be placed)."""
+    reply = response_text(response)
+    vectors = models.embedder.embed([whole_text(prompt)] + ([reply] if reply else []))
+    whole = PromptAnalysis(sentences=(), labels=(), label="information", simplified="", implicit_follow_up=False,
+                           implicit_score=0.0, vector=(), whole_vector=tuple(vectors[0]))
+    return turn_vector_of(whole, vectors[1] if reply else None)
 
 
 def turn_vectors(turns: Sequence[tuple[PromptAnalysis, str]], models: ChatTreeModels) -> list[list[float]]:

@@ -69,7 +69,8 @@ from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_patter
                                        pattern_sql, value_patterns, with_item)
 from engine.retrieval.passages import SIMILARITY_CHARS, passages
 from engine.retrieval.verbalise import key_values, pattern_items
-from engine.retrieval.words import KIND_WORDS, STOP, contradicts, said_words, stems
+from engine.locale_en import KIND_WORDS, STOP_WORDS as STOP
+from engine.retrieval.words import contradicts, said_words, stems
 
 log = logging.getLogger(__name__)
 

@@ -26,6 +26,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from engine.locale_en import LANGUAGE
 from engine.retrieval.passages import SIMILARITY_CHARS
 from engine.retrieval.units import event_texts, text_key
 from engine.retrieval.vectors import PassageVectors, append_done, create_ref_tables
@@ -490,7 +491,7 @@ class RetrievalIndex:
                                   "install duckdb-extension-fts==" + duckdb.__version__) from exc
             rows = self._db.execute("SELECT id, doc FROM docs ORDER BY id").fetchall()
             retriever = bm25s.BM25()
-            retriever.index(bm25s.tokenize([d for _, d in rows], stopwords="en", show_progress=False),
+            retriever.index(bm25s.tokenize([d for _, d in rows], stopwords=LANGUAGE, show_progress=False),
                             show_progress=False)
             self._bm25 = (retriever, [i for i, _ in rows])
         self._fts_dirty = False
@@ -512,7 +513,7 @@ class RetrievalIndex:
             import bm25s
             retriever, ids = self._bm25
             k = min(limit, len(ids))
-            docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords="en", show_progress=False),
+            docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords=LANGUAGE, show_progress=False),
                                               k=k, show_progress=False)
             return [(ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from engine.locale_en import AND, NUMBER_PREPOSITIONS, NUMBER_UNITS, SELF, WITH
 from engine.retrieval.verbalise import key_values, verbalise
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
@@ -47,8 +48,8 @@ _BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
 # Embedder they are noise: "running" is 0.39 from "I did running on 2008/02/06." and
 # 0.63 from "I did running." (all-MiniLM-L6-v2).
 _NUMBER = re.compile(
-    r"(?:\b(?:on|at|in|around|about|for|of|from|until|to)\s+)?[$€£]?(?<![\w.,])\d(?:[\d/.:,'-]*\d)?"
-    r"(?:\s*(?:(?:km|k|mi|miles|m|min|mins|minutes|h|hrs|hours|s|sec|seconds|kg|kcal|bpm|eur|usd|gbp)\b|[%€$£]))?",
+    rf"(?:\b(?:{'|'.join(NUMBER_PREPOSITIONS)})\s+)?[$€£]?(?<![\w.,])\d(?:[\d/.:,'-]*\d)?"
+    rf"(?:\s*(?:(?:{'|'.join(NUMBER_UNITS)})\b|[%€$£]))?",
     re.IGNORECASE)
 _SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
 _REPEATED_PUNCT = re.compile(r"[,;:](?:\s*[,;:])*(?=[.!?])|([,;:])(?:\s*[,;:])+")
@@ -57,7 +58,7 @@ _EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
 
 def _name(word: str) -> bool:
     w = word.strip(",.;:!?")
-    return bool(w) and w[0].isupper() and w[0].isalpha() and w != "I"
+    return bool(w) and w[0].isupper() and w[0].isalpha() and w != SELF
 
 
 def without_companions(sentence: str) -> str:
@@ -71,14 +72,14 @@ def without_companions(sentence: str) -> str:
     n = 0
     while n < len(words) and _name(words[n]):
         n += 1
-    if 0 < n and n + 1 < len(words) and words[n] == "and" and words[n + 1] == "I":
+    if 0 < n and n + 1 < len(words) and words[n] == AND and words[n + 1] == SELF:
         words = words[n + 1:]
     out: list[str] = []
     i = 0
     while i < len(words):
-        if words[i].lower() == "with" and i + 1 < len(words) and _name(words[i + 1]):
+        if words[i].lower() == WITH and i + 1 < len(words) and _name(words[i + 1]):
             j = i + 1
-            while j < len(words) and (_name(words[j]) or (words[j] == "and" and j + 1 < len(words)
+            while j < len(words) and (_name(words[j]) or (words[j] == AND and j + 1 < len(words)
                                                           and _name(words[j + 1]))):
                 j += 1
             tail = words[j - 1][len(words[j - 1].rstrip(".;:!?")):]  # the sentence's end stays

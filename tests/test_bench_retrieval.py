@@ -39,9 +39,9 @@ def test_recall_and_precision_follow_the_classifier(tmp_path):
     assert music["recall"] == 1.0 and music["precision"] == 1.0  # every play, nothing else
     others = [c for c in rows.values() if c is not music and c["truth"]]
     # the fake knows nothing else; RETRIEVE itself knows a kind by its name ("watching TV")
-    from engine.operators.retrieve import _names_the_kind
+    from engine.operators.retrieve import names_the_kind
     from engine.retrieval.words import KIND_WORDS
-    named = [c for c in others if any(_names_the_kind(c["query"], "", k) for k in KIND_WORDS)]
+    named = [c for c in others if any(names_the_kind(c["query"], "", k) for k in KIND_WORDS)]
     assert others and all(c["recall"] == 0.0 for c in others if c not in named)
     assert all(c["recall"] == 1.0 for c in named)
     assert 0 < figures["overall"]["recall_macro"] < 1

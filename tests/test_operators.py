@@ -528,6 +528,16 @@ def test_retrieve_drops_irrelevant_patterns_and_reranks_partial_ones(store):
     assert reranker.pairs == 2
     assert {"kind: podcast_stream | source: spotify", "kind: workout | source: strava",
             "kind: event | source: calendar"} <= set(patterns.seen)
+    # the notes say each group's label in words, the classifier's or RETRIEVE's own
+    [said] = [n for n in result.nodes[0].notes if n.startswith("patterns: ")]
+    assert "kind: music_stream | source: spotify [relevant: the query names this kind and nothing more, 5]" in said
+    assert "kind: workout | source: strava [irrelevant, 1]" in said
+
+
+def test_a_pattern_classifier_answering_outside_its_three_labels_is_an_error_naming_the_answer(store):
+    add(store, retrieval_life())
+    with pytest.raises(ExecutionError, match="RETRIEVE.*pattern classifier.*'maybe'"):
+        execute('RETRIEVE(query="music")', store, Models(patterns=FakePatterns({}, default="maybe")), today=TODAY)
 
 
 def test_retrieve_reranks_partial_candidates_with_a_threshold(store):
@@ -642,8 +652,8 @@ def test_a_named_event_far_from_the_query_without_its_names_is_dropped(store):
     ("running", ""),                         # no name
 ])
 def test_a_query_without_its_names(query, rest):
-    from engine.operators.retrieve import _without_names, names
-    assert _without_names(query, names(query)) == rest
+    from engine.operators.retrieve import without_names, names
+    assert without_names(query, names(query)) == rest
 
 
 def test_what_the_reranker_keeps_for_a_query_naming_a_meal_names_no_other_meal(store):
@@ -1226,12 +1236,12 @@ def test_a_day_note_stays_alone_beside_two_happenings_or_its_own_source():
     ("stream", None),
 ])
 def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
-    from engine.operators.retrieve import _of_the_kind_named
+    from engine.operators.retrieve import of_the_kind_named
     kinds = [("chatgpt", "chat_conversation"), ("chatgpt", "chat_turn"), ("spotify", "podcast_stream"),
              ("spotify", "music_stream"), ("calendar", "calendar_event")]
     rows = [Row({"source": s, "kind": k}, (f"{s}-{k}",)) for s, k in kinds]
     c = ctx()
-    out = _of_the_kind_named(query, rows, c)
+    out = of_the_kind_named(query, rows, c)
     assert {(r.get("source"), r.get("kind")) for r in out} == (kept or set(kinds))
     assert bool(c.notes) == (kept is not None)
 
@@ -1260,8 +1270,8 @@ def test_retrieve_keeps_the_kind_of_event_its_query_names(query, kept):
     ("watched a documentary on Netflix", "netflix", "episode_stream", False),
 ])
 def test_a_query_that_names_a_kind_and_nothing_more(query, source, kind, named):
-    from engine.operators.retrieve import _names_the_kind
-    assert _names_the_kind(query, source, kind) == named
+    from engine.operators.retrieve import names_the_kind
+    assert names_the_kind(query, source, kind) == named
 
 def test_a_kind_the_query_names_only_half_is_not_retrieved_beside_the_one_it_names(store):
     t = datetime(2024, 3, 1, 20, tzinfo=BERLIN)

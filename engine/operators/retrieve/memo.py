@@ -1,0 +1,50 @@
+"""What RETRIEVE remembers between searches: a whole search's rows and notes (in
+the index's memo, which new or removed events clear), and the embedder's vectors of
+pattern descriptions (a store has a few hundred patterns, asked about again and
+again).
+
+Keys and storage only: what to compute is the other modules' business.
+"""
+from __future__ import annotations
+
+import weakref
+
+from engine.operators.context import OperatorContext
+from engine.plan.nodes import Retrieve
+from engine.plan.rows import Row
+
+
+def search_key(node: Retrieve, ctx: OperatorContext) -> tuple:
+    """The inputs a search's result depends on: the query, the settings, and the
+    condition it judges a window of events by, where it does (the models are the
+    engine's own)."""
+    windowed = ctx.wanted is not None and bool(ctx.window)
+    return (node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
+            ctx.window if windowed else 0, id(ctx.models))
+
+
+def recall(ctx: OperatorContext, key: tuple) -> list[Row] | None:
+    """The rows of an earlier search with ``key``, its notes added to this one's; or None."""
+    found = ctx.index.memo.get(key)
+    if found is None:
+        return None
+    rows, notes = found
+    ctx.notes.extend(notes)
+    ctx.note(f"the same search as an earlier question's: its {len(rows)} rows reused")
+    return list(rows)
+
+
+def remember(ctx: OperatorContext, key: tuple, rows: list[Row], notes: list[str]) -> None:
+    ctx.index.memo.put(key, rows, notes, keep=ctx.models)
+
+
+def pattern_vectors(embedder) -> dict[str, list[float]]:
+    """The vectors ``embedder`` made of pattern descriptions, by description; a
+    fresh dict each time for an embedder that cannot be weakly referenced."""
+    try:
+        return _PATTERN_VECTORS.setdefault(embedder, {})
+    except TypeError:  # an embedder that cannot be weakly referenced: no cache
+        return {}
+
+
+_PATTERN_VECTORS: weakref.WeakKeyDictionary[object, dict[str, list[float]]] = weakref.WeakKeyDictionary()

@@ -1,0 +1,130 @@
+"""One row per happening: RETRIEVE's rows from different sources that record the
+same happening (spans that mostly coincide, a diary day and the one timed event
+of that day, the same order number) become one row, with the union of their
+key-value pairs, their spans and their ids.
+
+Rows in, rows out: no model, no store.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import date, datetime, timedelta
+
+from engine.plan.rows import Row, order_numbers, spans_whole_days
+
+MERGED_TEXTS = " | "  # joins the texts of events merged into one row
+
+
+def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
+    """Merge rows from different sources whose spans overlap by at least
+    ``min_overlap`` of the longer one, i.e. records of the same happening (point
+    events: the same instant). A row of whole days (a diary's note of the day) is
+    merged into the one timed happening of its day(s) that the search found, if
+    there is exactly one, and the merged row keeps that happening's span: the
+    football game in the calendar and the note "Football this evening" are one game
+    at 19:00. Every rule merges rows of different sources only: the rows of a single
+    source come back as they are, sorted (27,840 song plays took 0.26 s to find that)."""
+    if len({r.get("source") for r in rows}) <= 1:
+        return sorted(rows, key=_in_time_order)
+    order = sorted(range(len(rows)), key=lambda i: (rows[i].get("start"), i))
+    parent = list(range(len(rows)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    _merge_coinciding_spans(rows, order, min_overlap, find, parent)
+    _merge_days_into_their_happening(rows, find, parent)
+    _merge_orders(rows, find, parent)
+    groups: dict[int, list[int]] = {}
+    for i in order:
+        groups.setdefault(find(i), []).append(i)
+    out = [rows[members[0]] if len(members) == 1 else _merged(rows, members) for members in groups.values()]
+    out.sort(key=_in_time_order)
+    return out
+
+
+def _in_time_order(row: Row) -> tuple:
+    """The order of RETRIEVE's rows: by start, then by their first event id."""
+    return row.get("start"), min(row.ids)
+
+
+def _merge_coinciding_spans(rows: list[Row], order: list[int], min_overlap: float,
+                            find: Callable[[int], int], parent: list[int]) -> None:
+    """Rows of different sources whose spans share ``min_overlap`` of the longer
+    one (or that are the same instant) join one group; ``order`` is by start."""
+    active: list[int] = []
+    for i in order:
+        r = rows[i]
+        s, e = r.get("start"), r.get("end") or r.get("start")
+        active = [j for j in active if (rows[j].get("end") or rows[j].get("start")) >= s]
+        for j in active:
+            o = rows[j]
+            if o.get("source") == r.get("source"):
+                continue
+            os_, oe = o.get("start"), o.get("end") or o.get("start")
+            longer = max(e - s, oe - os_)
+            shared = min(e, oe) - max(s, os_)
+            if longer <= timedelta(0):
+                ok = s == os_
+            else:
+                # share of the longer span: a game and the workout recorded during it
+                # merge, a three-minute song played during the game does not
+                ok = shared / longer >= min_overlap
+            if ok:
+                parent[find(i)] = find(j)
+        active.append(i)
+
+
+def _merged(rows: list[Row], members: list[int]) -> Row:
+    """The one row of a group of rows (in time order): the first timed row's values,
+    the timed rows' span, everyone's texts, sources, raw values and ids."""
+    timed = [m for m in members if not spans_whole_days(rows[m])] or members
+    values = dict(rows[timed[0]].values)
+    raw: dict = {}
+    for m in reversed(members):
+        raw.update(rows[m].raw)
+    values["start"] = min(rows[m].get("start") for m in timed)
+    values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in timed)
+    values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in members) if t)
+    values["sources"] = sorted({rows[m].get("source") for m in members})
+    return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
+
+
+def _merge_orders(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
+    """Rows of different sources that give the same order number are one order: the
+    Amazon purchase and its confirmation mail, minutes or days apart (the demo's
+    Amazon spending counted several orders twice)."""
+    first: dict[str, int] = {}
+    for i, r in enumerate(rows):
+        for order in order_numbers(r):
+            j = first.setdefault(order, i)
+            if j != i and rows[j].get("source") != r.get("source"):
+                parent[find(i)] = find(j)
+
+
+def _merge_days_into_their_happening(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
+    """Each group of whole-day rows joins the one group of timed rows from other
+    sources that starts within its days, where there is exactly one."""
+    groups: dict[int, list[int]] = {}
+    for i in range(len(rows)):
+        groups.setdefault(find(i), []).append(i)
+    timed_by_day: dict[date, list[int]] = {}
+    days: list[int] = []
+    for root, members in groups.items():
+        if all(spans_whole_days(rows[m]) for m in members):
+            days.append(root)
+        elif isinstance(start := min(rows[m].get("start") for m in members), datetime):
+            timed_by_day.setdefault(start.date(), []).append(root)
+    for root in days:
+        members = groups[root]
+        sources = {rows[m].get("source") for m in members}
+        first, last = rows[members[0]].get("start"), rows[members[0]].get("end")
+        on_its_days = [t for d in range((last - first).days + 1)
+                       for t in timed_by_day.get((first + timedelta(days=d)).date(), ())]
+        found = [t for t in on_its_days if first <= min(rows[m].get("start") for m in groups[t]) < last
+                 and not sources & {rows[m].get("source") for m in groups[t]}]
+        if len(found) == 1:
+            parent[root] = found[0]

@@ -1,0 +1,84 @@
+"""RETRIEVE's stages in their order (see :mod:`engine.operators.retrieve`): search,
+whole groups, values inside the partial groups, sentences, the reranker, then one
+row per happening. Each stage is its module's; this one only passes what one
+decided on to the next, and answers a search made before from the index's memo.
+"""
+from __future__ import annotations
+
+from engine.operators.context import OperatorContext
+from engine.operators.retrieve.acceptance import accepted_by_embedder
+from engine.operators.retrieve.candidates import search_candidates, whole_groups
+from engine.operators.retrieve.events import fetch_events, group_sizes
+from engine.operators.retrieve.groups import decide_groups, label_groups, revive_irrelevant
+from engine.operators.retrieve.kinds import of_the_kind_named
+from engine.operators.retrieve.memo import recall, remember, search_key
+from engine.operators.retrieve.merging import merge_overlapping
+from engine.operators.retrieve.reranking import rerank
+from engine.operators.retrieve.values import judge_values
+from engine.plan.nodes import Retrieve
+from engine.plan.rows import Row
+from engine.retrieval.index import RetrievalIndex
+
+#: pattern decisions a search's notes list before "… n more"
+_NOTED_PATTERNS = 16
+
+
+def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
+    """Group patterns first (a whole kind of event is in or out), value patterns
+    inside the partial groups, the reranker for the search candidates no pattern
+    decides; see the package's docstring. A search made before over the same
+    documents with the same inputs is answered from the index's memo."""
+    if ctx.index is None:
+        ctx.index = RetrievalIndex(ctx.store, sparse=ctx.models.sparse, embedder=ctx.models.embedder)
+    ctx.index.refresh(cancel=ctx.cancel, waiting=lambda stage, done, total, seconds: _say_waiting(
+        ctx, stage, done, total, seconds))  # new or removed events clear the memo
+    ctx.check_cancel()
+    key = search_key(node, ctx)
+    rows = recall(ctx, key)
+    if rows is not None:
+        return rows
+    start = len(ctx.notes)
+    rows = _retrieve(node.query, ctx)
+    remember(ctx, key, rows, ctx.notes[start:])
+    return rows
+
+
+def _retrieve(query: str, ctx: OperatorContext) -> list[Row]:
+    candidate_ids = search_candidates(ctx, query)
+    # 1. one pattern per (source, kind): whole kinds in or out
+    groups = group_sizes(ctx)
+    labels = label_groups(ctx, query, groups)
+    found = decide_groups(ctx, query, groups, labels)
+    revive_irrelevant(ctx, query, groups, labels, candidate_ids, found)
+    candidate_ids, whole = whole_groups(ctx, found.partial, {(s, k): n for s, k, n in groups}, candidate_ids)
+    # 2. inside partial groups: value patterns mined from the group's candidates and a sample
+    undecided, irrelevant_of = judge_values(ctx, query, candidate_ids, whole, found)
+    # 3. what is as near the query as the nearest events are, sentence by sentence, is kept
+    accepted = accepted_by_embedder(ctx, query, found.partial, found.doubted, irrelevant_of, found.kept)
+    if accepted:
+        found.kept.update(dict.fromkeys(accepted))
+        undecided = [e for e in undecided if e.id not in found.kept]
+    # 4. the reranker decides the candidates no pattern did
+    if undecided:
+        found.kept.update(dict.fromkeys(rerank(ctx, query, undecided)))
+    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, list(found.kept))], ctx)
+    merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
+    if len(merged) < len(rows):
+        ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
+    more = len(found.said) - _NOTED_PATTERNS
+    ctx.note("patterns: " + "; ".join(found.said[:_NOTED_PATTERNS]) + (f"; … {more} more" if more > 0 else ""))
+    return merged
+
+
+def _say_waiting(ctx: OperatorContext, stage: str, done: int, total: int, seconds: float) -> None:
+    """A question whose search waits for an index refresh already running says so,
+    how far that refresh is and, once it has a pace, about how long it will take."""
+    what = {"documents": "reading new events", "sparse": "encoding new events for search",
+            "vectors": "embedding new texts"}.get(stage, stage)
+    left = ""
+    if total and 0 < done < total and seconds > 1:
+        left = f", about {max(1, round((total - done) * seconds / done))} s left"
+    message = (f"waiting for the search index, which is being brought up to date ({what}: "
+               f"{done:,} of {total:,}{left})")
+    ctx.progress(message)
+    ctx.note(message)

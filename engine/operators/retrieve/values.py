@@ -1,0 +1,72 @@
+"""Inside each partial group: categorical value patterns (``sport: running`` among
+workouts), mined from the group's candidates and a sample of the group, labelled
+like the groups were. A relevant value brings all its events from the store, an
+irrelevant one drops its candidates (relevant wins, for recall); the rest of the
+candidates are left undecided, for the embedder and the reranker.
+
+Decides values; the candidates it leaves are judged one by one in
+:mod:`engine.operators.retrieve.acceptance` and :mod:`engine.operators.retrieve.reranking`.
+"""
+from __future__ import annotations
+
+from engine.operators.context import OperatorContext
+from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, sample_ids
+from engine.operators.retrieve.groups import Decisions
+from engine.operators.retrieve.labelling import value_labels
+from engine.operators.retrieve.labels import Label, Verdict
+from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, value_patterns
+
+
+def judge_values(ctx: OperatorContext, query: str, candidate_ids: list[str], whole: set[Group],
+                 found: Decisions) -> tuple[list[Event], dict[Group, list[Pattern]]]:
+    """The candidates of the partial groups that no value pattern decided, and each
+    partial group's irrelevant value patterns; the events of relevant ones go into
+    ``found.kept``. A group of ``whole`` has all its candidates judged; a big group its
+    best search hits only (the reranker costs ~5 ms a pair)."""
+    settings = ctx.retrieve
+    rank_of = {i: n for n, i in enumerate(candidate_ids)}
+    by_group: dict[Group, list[Event]] = {}
+    for e in fetch_events(ctx, candidate_ids):
+        by_group.setdefault((e.source, e.kind), []).append(e)
+    undecided: list[Event] = []
+    irrelevant_of: dict[Group, list[Pattern]] = {}
+    for source, kind in found.partial:
+        ctx.check_cancel()
+        members = _members(ctx, by_group.get((source, kind), []), rank_of, (source, kind) in whole)
+        seen = {e.id for e in members}
+        sample = members + fetch_events(ctx, [i for i in sample_ids(ctx, source, kind, settings.group_sample)
+                                              if i not in seen])
+        group = group_pattern(source, kind)
+        value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
+        labels = value_labels(ctx, query, group, [p for p, _ in value_pats])
+        if (source, kind) in found.doubted:  # a sibling kind is the one asked about: no value is taken whole
+            labels = [Label.SIBLING_NEARER if label.verdict is Verdict.KEEP else label for label in labels]
+        relevant = [p for (p, _), label in zip(value_pats, labels) if label.verdict is Verdict.KEEP]
+        # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
+        irrelevant = [] if (source, kind) in found.revived else [
+            p for (p, _), label in zip(value_pats, labels) if label.verdict is Verdict.DROP]
+        irrelevant_of[(source, kind)] = irrelevant
+        found.said.extend(f"{describe_pattern(p)} [{label.value}, {c}/{len(sample)}]"
+                          for (p, c), label in zip(value_pats, labels) if label is not Label.PARTIAL)
+        for p in relevant:
+            found.kept.update(dict.fromkeys(ids_where(ctx, p)))
+        undecided += [e for e in members
+                      if e.id not in found.kept and not any(matches(p, e.items) for p in irrelevant)]
+    return undecided, irrelevant_of
+
+
+def _members(ctx: OperatorContext, members: list[Event], rank_of: dict[str, int], whole: bool) -> list[Event]:
+    """The candidates of a partial group that are judged. Under a FILTER with a
+    window, what the filter can keep first, and of the rest only the best search
+    hits, enough to tell "none in April" from "nothing like it at all"; of a big
+    group not judged whole, its best search hits."""
+    settings = ctx.retrieve
+    windowed = ctx.wanted is not None and bool(ctx.window)
+    if windowed:
+        inside = {e.id for e in members if ctx.is_wanted(e.row())}
+        members = sorted(members, key=lambda e: (e.id not in inside, rank_of[e.id]))
+        members = members[:len(inside) + settings.rerank_outside_window]
+    if not whole and len(members) > settings.rerank_per_group:
+        members = members[:settings.rerank_per_group] if windowed else \
+            sorted(members, key=lambda e: rank_of[e.id])[:settings.rerank_per_group]
+    return members

@@ -226,3 +226,27 @@ def test_a_file_of_bad_records_counts_every_issue_and_lists_the_first_thousand(s
     assert (fr.read, fr.added, fr.skipped) == (2_501, 1, 2_500)
     assert len(fr.issues) == 1_001 and fr.issues[0]["locator"] == "row 1"
     assert fr.issues[-1]["reason"] == "more issues not listed"
+
+
+def test_a_batch_of_long_texts_is_handed_on_by_its_size_not_only_its_count(store, tmp_path, monkeypatch):
+    """Memory stays bounded by text, not by event count: 60 mails of 4,000 characters
+    go to the writer in batches of at most 10,000 characters' worth (3 mails), and all
+    of them are stored."""
+    from datetime import datetime, timezone
+
+    from engine import ingest
+    from importers.base import Event, Importer
+    from importers.registry import Registry
+
+    sizes = []
+    real = ingest.events_to_arrow
+    monkeypatch.setattr(ingest, "events_to_arrow", lambda events, import_id: sizes.append(len(events))
+                        or real(events, import_id))
+    monkeypatch.setattr(ingest, "BATCH_BYTES", 10_000)
+    mails = [Event(source="mail", kind="message", start=datetime(2024, 1, 1 + i % 28, tzinfo=timezone.utc),
+                   title=f"Mail {i}", text="x" * 4000, key=str(i)) for i in range(60)]
+    f = tmp_path / "box.txt"
+    f.write_text("x")
+    reg = Registry([Importer("fake", "Fake", "1", lambda e: 1.0, lambda e: iter(mails))])
+    assert ingest.import_paths(store, [f], registry=reg).added == 60
+    assert sum(sizes) == 60 and max(sizes) <= 3

@@ -67,11 +67,17 @@ def import_peak_rss(path: Path, data_dir: Path) -> dict:
                                                                   os.environ.get("PYTHONPATH", "")) if p)}
     cmd = [sys.executable, "-c", "from app.cli import main; main()", "--data-dir", str(data_dir), "--json",
            "import", "--no-index", str(path)]
+    import tempfile
+
     t0 = time.perf_counter()
-    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    out, err = b"", b""
-    _, status, usage = os.wait4(child.pid, 0)
-    out, err = child.stdout.read(), child.stderr.read()
+    # the child's output goes to files: through pipes nobody reads until it exits, a
+    # child that says more than a pipe holds (64 KB of warnings) waits forever
+    with tempfile.TemporaryFile() as out_f, tempfile.TemporaryFile() as err_f:
+        child = subprocess.Popen(cmd, stdout=out_f, stderr=err_f, env=env)
+        _, status, usage = os.wait4(child.pid, 0)
+        out_f.seek(0)
+        err_f.seek(0)
+        out, err = out_f.read(), err_f.read()
     seconds = time.perf_counter() - t0
     import json
 

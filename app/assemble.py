@@ -30,6 +30,16 @@ def planner_kind() -> str:
     return "tuned" if adapter_path() is not None else "fewshot"
 
 
+def unused_roles() -> frozenset[str]:
+    """Model roles this installation does not use: the fine-tuned planner's base
+    model while the few-shot planner answers (no adapter committed, or chosen). An
+    installed build without it is complete, not "1 of 8 models missing"."""
+    try:
+        return frozenset({"planner_tuned"}) if planner_kind() == "fewshot" else frozenset()
+    except UserError:
+        return frozenset()
+
+
 class StoreSchema:
     """The store's sources and attribute names for the tuned planner's prompt, read
     again only when the store's event count changes (an import, a removal)."""

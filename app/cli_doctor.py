@@ -112,8 +112,12 @@ def run_checks(data_dir) -> list[Check]:
         except Exception as exc:  # noqa: BLE001
             checks.append(Check("models", "status", "fail", f"{type(exc).__name__}: {exc}", "run 'hindsight models build'"))
         else:
+            from app.assemble import unused_roles
+
             for role, info in roles.items():
-                if info.get("ready"):
+                if role in unused_roles():
+                    checks.append(Check("models", role, "ok", "not used: the few-shot planner answers"))
+                elif info.get("ready"):
                     checks.append(Check("models", role, "ok", f"{info.get('path')} ({info.get('source', '')})"))
                 else:
                     checks.append(Check("models", role, "fail", info.get("error") or "missing",

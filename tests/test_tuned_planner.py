@@ -147,3 +147,19 @@ def test_kept_needs_the_gold_answer():
     assert kept({"ok": True, "plan_text": COUNT, "hit": False, "rlx": True}, inst)
     assert not kept({"ok": True, "plan_text": COUNT, "hit": False, "rlx": False}, inst)
     assert not kept({"ok": False, "plan_text": COUNT, "hit": True}, inst)
+
+
+def test_an_installation_without_the_tuned_planner_s_model_is_complete_while_the_few_shot_one_answers(monkeypatch):
+    """The signed build bundles no fine-tuned planner while no adapter is committed:
+    its model status must not say "1 of 8 models are not ready (planner_tuned)", or the
+    installed app never answers (found by `make test-dist`)."""
+    import models.status
+    from app import assemble
+    from app.gui import engine_factory as ef
+
+    roles = {r: {"ready": r != "planner_tuned"} for r in ("planner", "planner_tuned", "embedder", "extractor")}
+    monkeypatch.setattr(models.status, "status", lambda: {"roles": roles})
+    monkeypatch.setenv(assemble.PLANNER_ENV, "fewshot")
+    assert set(ef.model_status()) == {"planner", "embedder", "extractor"}
+    monkeypatch.setenv(assemble.PLANNER_ENV, "tuned")  # then it is needed, and missing
+    assert ef.model_status()["planner_tuned"] == {"ready": False}

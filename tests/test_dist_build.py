@@ -18,11 +18,11 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-# Building the bundle takes 10-25 min on 2 cores and has not yet run to its end on an
-# idle machine; until it has, it runs on request (`make test-dist`), not in every CI run.
+# The whole file took 318 s on 2 cores (bundle built in 99 s, each self-test ~90 s):
+# it runs with the rest of the suite; HINDSIGHT_TEST_DIST=0 leaves it out.
 pytestmark = [pytest.mark.slow,
-              pytest.mark.skipif(os.environ.get("HINDSIGHT_TEST_DIST") != "1",
-                                 reason="the bundle build runs with `make test-dist` (HINDSIGHT_TEST_DIST=1)")]
+              pytest.mark.skipif(os.environ.get("HINDSIGHT_TEST_DIST") == "0",
+                                 reason="HINDSIGHT_TEST_DIST=0: the bundle build is left out")]
 
 
 def _load(name: str):

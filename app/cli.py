@@ -7,6 +7,7 @@ Every command takes ``--json`` (machine-readable output on stdout) and
 from __future__ import annotations
 
 import logging
+import shlex
 import sys
 import threading
 from datetime import datetime, timezone
@@ -379,6 +380,11 @@ def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool, no_serve
         print_json(answer)
     else:
         click.echo(answer["answer_text"])
+        offered = answer.get("suggestions") or []
+        if offered:
+            click.echo("\nQuestions your data can answer:")
+            for q in offered:
+                click.echo(f"  hindsight ask {shlex.quote(q)}")
         if answer.get("plan_text"):
             click.echo(f"\nPlan: {answer['plan_text']}")
         evidence = answer.get("evidence") or []

@@ -291,8 +291,9 @@ class HindsightEngine:
                           "command line, hindsight import FILE.", today=today)
         calls_before = self.planner.llm_calls
         try:
-            if question in self._offered:  # a question offered after a failure: its own plan
-                node = parse_plan(self._offered[question])
+            offered = self._offered_plan(question)
+            if offered is not None:  # a question offered after a failure: its own plan
+                node = parse_plan(offered)
                 planned = PlannedQuestion(question, node, print_plan(node))
             else:
                 planned = self.planner.plan(question, previous=previous, cancel=cancel,
@@ -305,7 +306,7 @@ class HindsightEngine:
             return Answer(question, False, None,
                           "I couldn't turn this question into a plan I can run over your data "
                           f"({exc}). What was tried: {tried}. Try rephrasing it, e.g. naming the "
-                          "activity and the time span." + _offer(offered),
+                          "activity and the time span.",
                           timings={"planning_ms": (time.perf_counter() - t0) * 1000},
                           llm_calls=self.planner.llm_calls - calls_before, today=today, suggestions=offered)
         t_plan = time.perf_counter()
@@ -327,7 +328,7 @@ class HindsightEngine:
             offered = self._suggest(question)
             return Answer(question, False, None,
                           f"The plan could not be run: {exc}. Nothing was made up; the plan was "
-                          f"{planned.plan_text}." + _offer(offered), plan_text=planned.plan_text,
+                          f"{planned.plan_text}.", plan_text=planned.plan_text,
                           timings=self._timings(t0, t_plan, None), llm_calls=planned.llm_calls, today=today,
                           suggestions=offered)
         tree = plan_tree(result.nodes)
@@ -339,7 +340,7 @@ class HindsightEngine:
             return Answer(question, False, None,
                           f"I found nothing in your data for {queries}, so I can't answer this. "
                           "I answer questions about what you imported: music, shows, mail, calendar, "
-                          "purchases, workouts, places, notes and chats." + _offer(offered),
+                          "purchases, workouts, places, notes and chats.",
                           plan_text=planned.plan_text, plan=tree, timings=timings,
                           llm_calls=planned.llm_calls, today=today, suggestions=offered)
         value = result.value
@@ -385,17 +386,34 @@ class HindsightEngine:
         return Answer(question, True, jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
+    def _offered_plan(self, question: str) -> str | None:
+        """The plan of ``question`` when it is one this store's refusals offer (by this
+        engine, or by another process's: the CLI asks each question anew)."""
+        from engine.qud import suggest
+
+        if question in self._offered:
+            return self._offered[question]
+        if not suggest.fits_a_form(question):
+            return None
+        return {s.question: s.plan for s in self._all_candidates()}.get(question)
+
+    def _all_candidates(self) -> list:
+        from engine.qud import suggest
+
+        n = self.store.count()
+        if self._candidates[0] != n:
+            self._candidates = (n, suggest.candidates(suggest.profile(self.store.reader())))
+        return self._candidates[1]
+
     def _suggest(self, question: str) -> tuple[str, ...]:
         """The closest questions this store can answer (``engine.qud.suggest``); each is
         remembered with its plan, so asking it next runs that plan."""
         from engine.qud import suggest
 
         try:
-            n = self.store.count()
-            if self._candidates[0] != n:
-                self._candidates = (n, suggest.candidates(suggest.profile(self.store.reader())))
-            found = suggest.closest(question, self._candidates[1], self.models.embedder) \
-                if self.models.embedder is not None else self._candidates[1][:suggest.OFFERED]
+            offered = self._all_candidates()
+            found = suggest.closest(question, offered, self.models.embedder) \
+                if self.models.embedder is not None else offered[:suggest.OFFERED]
         except Exception:  # an offer must never turn a clear refusal into a crash
             log.exception("no questions to offer for %r", question)
             return ()
@@ -486,13 +504,6 @@ def _latest(rows: Sequence[Row], n: int, latest: bool) -> list[Row] | None:
 
 
 _TIES_SHOWN = 4  # an argmax's other winners named beside the first
-
-
-def _offer(questions: Sequence[str]) -> str:
-    """The refusal's last sentence: what can be asked instead."""
-    if not questions:
-        return ""
-    return " Questions your data can answer: " + "; ".join(f"“{q}”" for q in questions) + "."
 
 
 def _counted(n: int | float, noun: str) -> str:

@@ -118,11 +118,15 @@ def test_an_unanswered_question_offers_questions_the_data_answers_and_asking_one
     ans = eng.ask("blorp", today=date(2024, 4, 1))
     assert not ans.ok and len(ans.suggestions) == 3
     assert all("Strava workout" in q for q in ans.suggestions)
-    assert "Questions your data can answer: “" in ans.answer_text and ans.to_json()["suggestions"]
+    assert ans.to_json()["suggestions"] == list(ans.suggestions)
+    assert ans.suggestions[0] not in ans.answer_text  # the shells show them: the CLI as commands, the GUI as buttons
     calls = len(llm.prompts)
     offered = {q: eng.ask(q, today=date(2024, 4, 1)) for q in ans.suggestions}
     assert len(llm.prompts) == calls  # the offered plans ran; the planner was not asked
     assert all(a.ok for a in offered.values()), [a.answer_text for a in offered.values()]
+    # another process (the CLI asks each question anew) knows them by their words alone
+    fresh = HindsightEngine(eng.store, QudPlanner(llm), Models())
+    assert fresh.ask(ans.suggestions[0], today=date(2024, 4, 1)).ok and len(llm.prompts) == calls
 
 
 def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path):
@@ -142,6 +146,8 @@ def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path)
     nearest = suggest.closest("how far did I go in total over all workouts, the whole distance",
                               list(suggest.candidates(profiles)), FakeEmbedder(), k=1)
     assert nearest[0].question == "What is the total distance km of my Strava workout events?"
+    assert all(suggest.fits_a_form(q) for q in offered)
+    assert not suggest.fits_a_form("How many songs did I listen to last month?")
     three = suggest.closest("how far in total", list(suggest.candidates(profiles)), FakeEmbedder())
     assert len(three) == 3 and len({s.form for s in three}) == 3  # never two of one form
 

@@ -8,6 +8,7 @@ The candidates nearest the question for the Embedder are offered.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -105,6 +106,20 @@ def candidates(profiles: Sequence[KindProfile]) -> list[Suggestion]:
             if not validate_plan(node):
                 out.append(Suggestion(q.format(**s), text, q))
     return out
+
+
+def _form_pattern(form: str) -> re.Pattern:
+    parts = re.split(r"\{[a-z]+\}", form)
+    return re.compile(".+".join(re.escape(p) for p in parts))
+
+
+_FORMS = [_form_pattern(q) for q, _plan in (*forms.KIND_FORMS, *forms.TEXT_FORMS, *forms.NUMBER_FORMS)]
+
+
+def fits_a_form(question: str) -> bool:
+    """Whether ``question`` is worded as one of the offered forms (then it may be one
+    offered before, in another process: :func:`candidates` says, and gives its plan)."""
+    return any(p.fullmatch(question) for p in _FORMS)
 
 
 def closest(question: str, offered: Sequence[Suggestion], embedder: "Embedder",

@@ -395,7 +395,11 @@ class HindsightEngine:
             return self._offered[question]
         if not suggest.fits_a_form(question):
             return None
-        return {s.question: s.plan for s in self._all_candidates()}.get(question)
+        try:
+            return {s.question: s.plan for s in self._all_candidates()}.get(question)
+        except Exception:  # the planner answers it then, as any question
+            log.exception("could not read the store's offered questions")
+            return None
 
     def _all_candidates(self) -> list:
         from engine.qud import suggest

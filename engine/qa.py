@@ -387,15 +387,11 @@ class HindsightEngine:
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
     def _offered_plan(self, question: str) -> str | None:
-        """The plan of ``question`` when it is one this store's refusals offer (by this
-        engine, or by another process's: the CLI asks each question anew)."""
-        from engine.qud import suggest
-
+        """The plan of ``question`` when it is, word for word, one this store's refusals
+        offer (by this engine, or by another process's: the CLI asks each question anew)."""
         if question in self._offered:
             return self._offered[question]
-        if not suggest.fits_a_form(question):
-            return None
-        try:
+        try:  # the store's candidates are read once per store state (a sample: ms)
             return {s.question: s.plan for s in self._all_candidates()}.get(question)
         except Exception:  # the planner answers it then, as any question
             log.exception("could not read the store's offered questions")

@@ -146,8 +146,6 @@ def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path)
     nearest = suggest.closest("how far did I go in total over all workouts, the whole distance",
                               list(suggest.candidates(profiles)), FakeEmbedder(), k=1)
     assert nearest[0].question == "What is the total distance km of my Strava workout events?"
-    assert all(suggest.fits_a_form(q) for q in offered)
-    assert not suggest.fits_a_form("How many songs did I listen to last month?")
     three = suggest.closest("how far in total", list(suggest.candidates(profiles)), FakeEmbedder())
     assert len(three) == 3 and len({s.form for s in three}) == 3  # never two of one form
 

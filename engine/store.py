@@ -40,6 +40,19 @@ SCHEMA_VERSION = 2
 STORE_FILENAME = "hindsight.duckdb"
 
 
+
+@contextmanager
+def transaction(con) -> Iterator[None]:
+    """One DuckDB transaction on ``con``: committed when the block ends, rolled back
+    (and the error raised again) if it raises."""
+    con.begin()
+    try:
+        yield
+        con.commit()
+    except Exception:
+        con.rollback()
+        raise
+
 class StoreError(RuntimeError):
     """A problem with the store a user can act on (locked, too new, unreadable)."""
 

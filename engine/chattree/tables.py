@@ -24,6 +24,7 @@ import pyarrow as pa
 from engine.chattree.analysis import ChatTreeModels, analyse_prompts
 from engine.chattree.conversations import Conversation, conversation_hashes, read_conversation
 from engine.chattree.insert import JUDGE_WINDOW, TreeTurn, place, turn_vectors
+from engine.store import transaction
 
 log = logging.getLogger(__name__)
 
@@ -178,8 +179,7 @@ def _write_conversations(con, done: list[tuple[Conversation, list[BuiltTurn]]], 
     ids = [conv.conversation_id for conv, _ in done]
     heads = [(conv.conversation_id, conv.source, conv.title, conv.content_hash, version, len(built),
               sum(1 for b in built if b.parent is None)) for conv, built in done]
-    con.begin()
-    try:
+    with transaction(con):
         con.execute("DELETE FROM chat_tree_turns WHERE list_contains(?, conversation_id)", [ids])
         con.execute("DELETE FROM chat_tree_conversations WHERE list_contains(?, conversation_id)", [ids])
         if rows:
@@ -189,10 +189,6 @@ def _write_conversations(con, done: list[tuple[Conversation, list[BuiltTurn]]], 
             finally:
                 con.unregister("_chat_tree_rows")
         con.executemany("INSERT INTO chat_tree_conversations VALUES (?, ?, ?, ?, ?, ?, ?, now()::TIMESTAMP)", heads)
-        con.commit()
-    except Exception:
-        con.rollback()
-        raise
 
 
 def _plan(store, version: str, force: bool):
@@ -224,14 +220,9 @@ def rebuild(store, models: ChatTreeModels, *, progress: ProgressCallback | None 
     con = store.reader()
     if gone:
         def drop(c) -> None:  # both tables in one transaction: no tree claims turns it lost
-            c.begin()
-            try:
+            with transaction(c):
                 c.execute("DELETE FROM chat_tree_turns WHERE list_contains(?, conversation_id)", [gone])
                 c.execute("DELETE FROM chat_tree_conversations WHERE list_contains(?, conversation_id)", [gone])
-                c.commit()
-            except Exception:
-                c.rollback()
-                raise
         store.write(drop).result()
     say = progress or (lambda done, total: None)
     turns = built_n = 0

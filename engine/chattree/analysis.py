@@ -143,15 +143,15 @@ def response_text(response: str) -> str:
     return " ".join(response[:TURN_RESPONSE_CHARS].split())
 
 
-def turn_vector_of(analysis: PromptAnalysis, response_vector: Sequence[float] | None) -> list[float]:
-    """A turn's stored vector: the sum of its prompt's vector and its response's,
+def turn_vector_of(prompt_vector: Sequence[float], response_vector: Sequence[float] | None) -> list[float]:
+    """A turn's stored vector: the sum of its prompt's whole vector and its response's,
     normalised (the prompt's alone when there is no response). The prompt's is made by
     the analysis already, so a turn costs one more embedding, of the response's head,
     instead of one of prompt and response together (#40: that was half of the time a
     rebuild took)."""
     import numpy as np
 
-    v = np.asarray(analysis.whole_vector, dtype=np.float64)
+    v = np.asarray(prompt_vector, dtype=np.float64)
     if response_vector is not None:
         v = v + np.asarray(response_vector, dtype=np.float64)
     n = float(np.linalg.norm(v))

@@ -83,9 +83,7 @@ def turn_vector(prompt: str, response: str, models: ChatTreeModels) -> list[floa
     after every answer, and spaCy loads only when a question must be placed)."""
     reply = response_text(response)
     vectors = models.embedder.embed([whole_text(prompt)] + ([reply] if reply else []))
-    whole = PromptAnalysis(sentences=(), labels=(), label="information", simplified="", implicit_follow_up=False,
-                           implicit_score=0.0, vector=(), whole_vector=tuple(vectors[0]))
-    return turn_vector_of(whole, vectors[1] if reply else None)
+    return turn_vector_of(vectors[0], vectors[1] if reply else None)
 
 
 def turn_vectors(turns: Sequence[tuple[PromptAnalysis, str]], models: ChatTreeModels) -> list[list[float]]:
@@ -94,7 +92,7 @@ def turn_vectors(turns: Sequence[tuple[PromptAnalysis, str]], models: ChatTreeMo
     replies = [response_text(r) for _a, r in turns]
     said = [r for r in replies if r]
     made = iter(models.embedder.embed(said) if said else [])
-    return [turn_vector_of(a, next(made) if r else None) for (a, _r), r in zip(turns, replies)]
+    return [turn_vector_of(a.whole_vector, next(made) if r else None) for (a, _r), r in zip(turns, replies)]
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,12 +1,15 @@
-"""The English that retrieval reads questions and events by: stop words, the
-suffixes of its crude stemmer, the meals, what a question calls each kind of event,
-the words around names, and the words that say which number a number is.
+"""The English that retrieval reads questions and events by, and EXTRACT the
+extractor's answers: stop words, the suffixes of its crude stemmer, the meals, what
+a question calls each kind of event, the words around names, the words that say
+which number a number is, what a requested key calls an attribute, and the words,
+months and currencies an answer is checked by.
 
 Data only: no function and no import, so that the code which reads these lists
 (:mod:`engine.retrieval.words`, :mod:`engine.retrieval.passages`,
-:mod:`engine.operators.retrieve`) says nothing in English itself, and another
-language is another module with the same names. Each list says why it holds what
-it holds; a word added here changes what RETRIEVE keeps.
+:mod:`engine.operators.retrieve`, :mod:`engine.operators.extract`) says nothing in
+English itself, and another language is another module with the same names. Each
+list says why it holds what it holds; a word added here changes what RETRIEVE keeps
+or what EXTRACT answers.
 """
 from __future__ import annotations
 
@@ -96,3 +99,80 @@ NUMBER_PREPOSITIONS = ("on", "at", "in", "around", "about", "for", "of", "from",
 #: "m" is not the "m" of "meters")
 NUMBER_UNITS = ("km", "k", "mi", "miles", "m", "min", "mins", "minutes", "h", "hrs", "hours", "s", "sec",
                 "seconds", "kg", "kcal", "bpm", "eur", "usd", "gbp")
+
+# ------------------------------------------------------------------ extraction
+
+#: Requested key -> attributes that usually hold it, best first (EXTRACT reads the
+#: attribute instead of asking the model).
+KEY_SYNONYMS: dict[str, tuple[str, ...]] = {
+    "date": ("start",), "day": ("start",), "when": ("start",), "time": ("start",), "datetime": ("start",),
+    "timestamp": ("start",), "start_time": ("start",), "start_date": ("start",), "begin": ("start",),
+    "end_time": ("end",), "end_date": ("end",), "until": ("end",),
+    "amount": ("total", "amount", "price", "cost", "value"), "price": ("price", "total", "amount", "cost"),
+    "cost": ("cost", "total", "amount", "price"), "total": ("total", "amount", "price"),
+    "spent": ("total", "amount", "price"), "paid": ("total", "amount", "price"),
+    "artist": ("artist", "artist_name", "performer"), "singer": ("artist",), "band": ("artist",),
+    "song": ("track", "song", "title"), "track": ("track", "song"), "song_title": ("track",),
+    "album": ("album",), "podcast": ("show",), "show": ("show", "series"),
+    "name": ("title", "name"), "type": ("kind", "type"), "category": ("category", "kind"),
+    "activity": ("activity", "activity_type", "workout_type", "kind"),
+    "location": ("location", "place", "city"), "place": ("place", "location"),
+    "city": ("city", "location"), "country": ("country",),
+    "distance": ("distance_km", "distance", "distance_m"), "subject": ("subject", "title"),
+    # what a chat turn or a mail is about: its conversation's title, its subject line
+    "topic": ("topic", "conversation_title", "subject"), "about": ("conversation_title", "subject"),
+}
+
+#: the extractor's answers to a yes-or-no key
+YES = ("true", "yes", "1", "y")
+NO = ("false", "no", "0", "n")
+
+#: words a span is cut with at either end ("to Bangkok", "Yaowarat with"); not
+#: articles: "The Pantheon" is the name
+SPAN_EDGE_WORDS = frozenset("on in at to of for with from by about into onto over under after before during "
+                            "and or but".split())
+
+#: the words before a place: a "person" the Segmenter finds after one is the place
+#: ("on Strava", "Flight to Pihtipudas")
+WHERE_WORDS = frozenset("on in at to near via into around onto".split())
+
+#: the words between people and the place they were at ("Heidelinde Taskinen at
+#: Trattoria Heras"), where a span of people runs on past them
+AT_A_PLACE = ("at", "in", "near", "on", "from")
+
+#: titles before a name whose full stop ends no sentence ("Dr. Okafor")
+TITLES = frozenset("Dr Mr Mrs Ms Mx Prof St Sr Jr".split())
+
+#: pronouns: no one's name ("I really" is no person)
+PRONOUNS = frozenset("i me my myself we us our you he him his she her they them their it".split())
+
+#: words that are no value on their own: asked the "place" of "I did hiking on
+#: 2019/04/02", the extractor answered "I" 91 times and "did" 26 times over
+#: TimelineQA's diary
+FUNCTION_WORDS = PRONOUNS | frozenset("""
+    a an the this that these those some any and or but if so
+    am is are was were be been being do does did done doing have has had having will would can could
+    on in at to of for with from by about into onto over under after before during
+    """.split())
+
+#: a month's name, whole or short, as a pattern ("jan", "Sept.", "December")
+MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
+         r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
+
+#: what stands before or after an amount of money: symbols, codes and words
+#: ("€12", "43.99 GBP", "20 euros")
+CURRENCY_SYMBOLS = "€$£¥₹"
+CURRENCY_WORDS = ("EUR", "USD", "GBP", "CHF", "SEK", "NOK", "DKK", "JPY", "PLN", "CZK", "HUF", "CAD", "AUD", "INR",
+                  "CNY", "kr", "zł", "Kč", "euros", "euro", "dollars", "dollar", "pounds")
+
+#: What a requested key says it is about, as parts of words found anywhere in the
+#: key ("categor": category, categories): a weekday answers only a key about time,
+#: a number inside a date only such a key, a currency or a price only a key about
+#: money, a cuisine only one about food or a kind of thing.
+DATE_KEY_WORDS = ("date", "day", "month", "year", "week", "time", "when")
+MONEY_KEY_WORDS = ("total", "amount", "price", "cost", "spend", "spent", "paid", "pay", "money", "fee", "charge",
+                   "bill", "value", "budget", "salary", "income", "expense", "eur", "usd", "gbp", "dollar", "euro",
+                   "tip", "refund", "balance")
+CURRENCY_KEY_WORDS = (*MONEY_KEY_WORDS, "currenc")
+FOOD_KEY_WORDS = ("cuisine", "food", "dish", "meal", "restaurant", "dinner", "lunch", "breakfast", "eat", "cook",
+                  "type", "kind", "categor", "style")

@@ -19,6 +19,9 @@ from typing import Any
 
 from dateutil import parser as dateparser
 
+from engine.locale_en import (AND, AT_A_PLACE, CURRENCY_KEY_WORDS, CURRENCY_SYMBOLS, CURRENCY_WORDS,
+                              DATE_KEY_WORDS, FOOD_KEY_WORDS, FUNCTION_WORDS, KEY_SYNONYMS, MONEY_KEY_WORDS, MONTH,
+                              NO, PRONOUNS, SELF, SPAN_EDGE_WORDS, TITLES, WHERE_WORDS, YES)
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.operators.categories import (cuisine_food, guessed, named_category, of_its_vocabulary, the_one_named,
@@ -37,25 +40,6 @@ FREEZE_SHARE = 0.7
 # Distinct texts per extractor call; cancelling waits for one call at most (~1 s).
 BATCH = 256
 
-# Requested key -> attributes that usually hold it, best first.
-SYNONYMS: dict[str, tuple[str, ...]] = {
-    "date": ("start",), "day": ("start",), "when": ("start",), "time": ("start",), "datetime": ("start",),
-    "timestamp": ("start",), "start_time": ("start",), "start_date": ("start",), "begin": ("start",),
-    "end_time": ("end",), "end_date": ("end",), "until": ("end",),
-    "amount": ("total", "amount", "price", "cost", "value"), "price": ("price", "total", "amount", "cost"),
-    "cost": ("cost", "total", "amount", "price"), "total": ("total", "amount", "price"),
-    "spent": ("total", "amount", "price"), "paid": ("total", "amount", "price"),
-    "artist": ("artist", "artist_name", "performer"), "singer": ("artist",), "band": ("artist",),
-    "song": ("track", "song", "title"), "track": ("track", "song"), "song_title": ("track",),
-    "album": ("album",), "podcast": ("show",), "show": ("show", "series"),
-    "name": ("title", "name"), "type": ("kind", "type"), "category": ("category", "kind"),
-    "activity": ("activity", "activity_type", "workout_type", "kind"),
-    "location": ("location", "place", "city"), "place": ("place", "location"),
-    "city": ("city", "location"), "country": ("country",),
-    "distance": ("distance_km", "distance", "distance_m"), "subject": ("subject", "title"),
-    # what a chat turn or a mail is about: its conversation's title, its subject line
-    "topic": ("topic", "conversation_title", "subject"), "about": ("conversation_title", "subject"),
-}
 
 
 # Keys that are a part of when an event happened, where no attribute holds them: read
@@ -77,7 +61,7 @@ def _norm(key: str) -> str:
 
 def _candidates(key: str) -> list[str]:
     k = _norm(key)
-    return list(dict.fromkeys((k, *SYNONYMS.get(k, ()), k.rstrip("s"))))
+    return list(dict.fromkeys((k, *KEY_SYNONYMS.get(k, ()), k.rstrip("s"))))
 
 
 def _lookup(row: Row, attr: str) -> Any:
@@ -163,7 +147,7 @@ def coerce(value: Any, kind: str, row: Row | None = None) -> Any:
             if isinstance(value, bool):
                 return value
             s = str(value).strip().lower()
-            return True if s in ("true", "yes", "1", "y") else False if s in ("false", "no", "0", "n") else None
+            return True if s in YES else False if s in NO else None
         if kind in ("date", "datetime"):
             if isinstance(value, datetime):
                 dt = value
@@ -218,28 +202,22 @@ def answered(a: Any, text: str, key: str = "") -> Any:
         a = a.strip().strip("|").strip()  # "Worry |": the title, and the field's end
         if _WORDLESS.match(a) or _ACROSS_FIELDS.search(a) \
                 or a.lower() in {m.group(1).strip().lower() for m in _FIELD_NAME.finditer(text)} \
-                or all(w in _FUNCTION_WORDS for w in re.findall(r"[^\W\d_]+", a.lower())) and not re.search(r"\d", a):
+                or all(w in FUNCTION_WORDS for w in re.findall(r"[^\W\d_]+", a.lower())) and not re.search(r"\d", a):
             return None
         name = _without_edge_words(whole_name(a, text))
         if PEOPLE_KEYS.match(_norm(key)):
             name = _people_only(name)
-            if not any(w[:1].isupper() and w.lower() not in _PRONOUNS for w in name.split()):
+            if not any(w[:1].isupper() and w.lower() not in PRONOUNS for w in name.split()):
                 return None  # who was there is a name: the "people" of a run were "heart", "a 9.7"
             name = whole_list(name, text)
         return cuisine_food(named_category(name, text, _norm(key)), text, _norm(key))
     return a
 
 
-# words a span is cut with at either end ("to Bangkok", "Yaowarat with"); not articles:
-# "The Pantheon" is the name
-_EDGE_WORDS = frozenset("on in at to of for with from by about into onto over under after before during "
-                        "and or but".split())
-
-
 # a word that may start a person's name where no sentence starts: what the segmenter is
 # asked about only where the text has one (spaCy reads ~300 texts a second here)
-_NAME_INSIDE = re.compile(r"(?<=[^\W_.!?:|#-] )(?!I\b)[A-Z\u00C0-\u024F][^\W\d_]+|"
-                          r"\b[A-Z\u00C0-\u024F][^\W\d_]+(?= (?:and|&) I\b)")
+_NAME_INSIDE = re.compile(rf"(?<=[^\W_.!?:|#-] )(?!{SELF}\b)[A-Z\u00C0-\u024F][^\W\d_]+|"
+                          rf"\b[A-Z\u00C0-\u024F][^\W\d_]+(?= (?:{AND}|&) {SELF}\b)")
 # the fields before an event's text: its source, kind and title ("title: Morning Run" of a
 # run merged with a diary day is no one's name)
 _FIELDS_BEFORE_TEXT = re.compile(r"^source: [^|]*\|\s*kind: [^|]*\|\s*(?:title: .*?\|\s*(?=text: ))?(?:text: )?",
@@ -273,7 +251,7 @@ def people_named(text: str, key: str, segmenter) -> str | None:
         before = words_before[-1] if words_before else ""
         if any(body[i - 1:i] in _QUOTES or body[i + len(name):i + len(name) + 1] == ":" for i in at):
             continue
-        if before.lower() in _WHERE_WORDS or body[left_out_to:start].strip() == "," \
+        if before.lower() in WHERE_WORDS or body[left_out_to:start].strip() == "," \
                 or before[:1].isupper() and before[-1:].isalpha():  # "Kitchen Watkins" of "Seoul Kitchen Watkins"
             left_out_to = start + len(name)
             continue
@@ -284,15 +262,14 @@ def people_named(text: str, key: str, segmenter) -> str | None:
 
 
 _QUOTES = frozenset("\"'“‘«")
-_WHERE_WORDS = frozenset("on in at to near via into around onto".split())
 _POSSESSIVE = re.compile(r"[’']s\b")
 
 
 def _without_edge_words(span: str) -> str:
     words = span.split()
-    while len(words) > 1 and words[0] in _EDGE_WORDS:
+    while len(words) > 1 and words[0] in SPAN_EDGE_WORDS:
         words.pop(0)
-    while len(words) > 1 and words[-1] in _EDGE_WORDS:
+    while len(words) > 1 and words[-1] in SPAN_EDGE_WORDS:
         words.pop()
     return " ".join(words) if len(words) != len(span.split()) else span
 
@@ -300,8 +277,7 @@ def _without_edge_words(span: str) -> str:
 # where a span of people runs on past them: the next sentence ("Jade Canali. Paid"),
 # the place they were at ("Heidelinde Taskinen at Trattoria Heras"); a full stop after
 # one letter is an initial ("J. Smith")
-_TITLES = frozenset("Dr Mr Mrs Ms Mx Prof St Sr Jr".split())
-_PAST_PEOPLE = re.compile(r"(?<=[^\W\d_]{2})\.\s+(?=[A-Z])|\s+(?:at|in|near|on|from)\s+(?=[A-Z\d])")
+_PAST_PEOPLE = re.compile(rf"(?<=[^\W\d_]{{2}})\.\s+(?=[A-Z])|\s+(?:{'|'.join(AT_A_PLACE)})\s+(?=[A-Z\d])")
 
 
 def _people_only(span: str) -> str:
@@ -309,7 +285,7 @@ def _people_only(span: str) -> str:
     without the lower-case words it ends in: a name ends in none ("Larsson loved",
     "Flora and Vincent picked")."""
     for m in _PAST_PEOPLE.finditer(span):
-        if (span[:m.start()].split() or [""])[-1] not in _TITLES:
+        if (span[:m.start()].split() or [""])[-1] not in TITLES:
             span = span[:m.start()]
             break
     words = span.split()
@@ -405,29 +381,24 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
     return out
 
 
-_MONTH = (r"(?:jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|"
-          r"sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\.?")
 _DATES = re.compile(
     rf"\b\d{{4}}-\d{{1,2}}-\d{{1,2}}\b|\b\d{{1,2}}[./]\d{{1,2}}[./]\d{{2,4}}\b"
-    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{_MONTH}(?:,?\s+\d{{4}})?\b"
-    rf"|\b{_MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
-_PRONOUNS = frozenset("i me my myself we us our you he him his she her they them their it".split())
-# words that are no value on their own: asked the "place" of "I did hiking on 2019/04/02",
-# the extractor answered "I" 91 times and "did" 26 times over TimelineQA's diary
-_FUNCTION_WORDS = _PRONOUNS | frozenset("""
-    a an the this that these those some any and or but if so
-    am is are was were be been being do does did done doing have has had having will would can could
-    on in at to of for with from by about into onto over under after before during
-    """.split())
+    rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:,?\s+\d{{4}})?\b"
+    rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
 _NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
-_DATE_KEYS = re.compile(r"date|day|month|year|week|time|when", re.I)
-_CURRENCY = (r"(?:[€$£¥₹]|\b(?:EUR|USD|GBP|CHF|SEK|NOK|DKK|JPY|PLN|CZK|HUF|CAD|AUD|INR|CNY|"
-             r"kr|zł|Kč|euros?|dollars?|pounds)\b)")
+_CURRENCY = rf"(?:[{re.escape(CURRENCY_SYMBOLS)}]|\b(?:{'|'.join(CURRENCY_WORDS)})\b)"
 _PRICES = re.compile(rf"{_CURRENCY}\s?\d[\d.,']*|\d[\d.,']*\s?{_CURRENCY}")
-_FOOD_KEYS = re.compile(r"cuisine|food|dish|meal|restaurant|dinner|lunch|breakfast|eat|cook|type|kind|categor|style",
-                        re.I)
-_MONEY_KEYS = re.compile(r"total|amount|price|cost|spen[dt]|paid|pay|money|fee|charge|bill|value|budget|"
-                         r"salary|income|expense|eur|usd|gbp|dollar|euro|tip|refund|balance", re.I)
+
+
+def _key_words(words: tuple[str, ...]) -> re.Pattern:
+    """A pattern that finds any of ``words`` anywhere in a key, in any case."""
+    return re.compile("|".join(map(re.escape, words)), re.I)
+
+
+_DATE_KEYS = _key_words(DATE_KEY_WORDS)
+_MONEY_KEYS = _key_words(MONEY_KEY_WORDS)
+_CURRENCY_KEYS = _key_words(CURRENCY_KEY_WORDS)
+_FOOD_KEYS = _key_words(FOOD_KEY_WORDS)
 
 
 def _fits(key: str, value: Any) -> bool:
@@ -441,12 +412,12 @@ def _fits(key: str, value: Any) -> bool:
         return True
     named = vocabulary_named(value)
     if named == "weekday" and not _DATE_KEYS.search(key) or \
-            named == "currency" and not (_MONEY_KEYS.search(key) or re.search("currenc", key, re.I)) or \
+            named == "currency" and not _CURRENCY_KEYS.search(key) or \
             named == "cuisine" and not _FOOD_KEYS.search(key):
         return False
     if not PEOPLE_KEYS.search(key):
         return True
-    return value != value.lower() and value.split()[0].lower() not in _PRONOUNS
+    return value != value.lower() and value.split()[0].lower() not in PRONOUNS
 
 
 def _read_off_a_date(value: float, key: str, row: Row) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import logging
 import re
 from collections import Counter
+from collections.abc import Iterator
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -236,9 +237,24 @@ def people_named(text: str, key: str, segmenter) -> str | None:
     Pihtipudas")."""
     if segmenter is None or not PEOPLE_KEYS.match(_norm(key)):
         return None
+    for name in persons_in(text, segmenter):
+        made = answered(name, text, key)
+        if made is not None and not _POSSESSIVE.search(made):
+            return made
+    return None
+
+
+def persons_in(text: str, segmenter) -> Iterator[str]:
+    """The persons the Segmenter finds in the body of ``text`` (an event as the
+    extractor reads it) that can be people, in its order: none that is a label
+    ("Guest: ..."), in quotes ("Morning Run"), after a word for where ("on Strava",
+    "Flight to Pihtipudas") or a comma after such a place ("Togo" of "to Pihtipudas,
+    Togo"), or after another capitalised word ("Kitchen Watkins" of "Seoul Kitchen
+    Watkins"). The Segmenter is not asked where the body has no word that may start
+    a name inside a sentence."""
     body = _FIELDS_BEFORE_TEXT.sub("", text)
     if not _NAME_INSIDE.search(body):
-        return None
+        return
     left_out_to = -1  # where the last entity left out as a place ends: "Togo" of "to Pihtipudas, Togo"
     for name, label in segmenter.entities(body):
         if label != "PERSON" or "|" in name:
@@ -255,10 +271,7 @@ def people_named(text: str, key: str, segmenter) -> str | None:
                 or before[:1].isupper() and before[-1:].isalpha():  # "Kitchen Watkins" of "Seoul Kitchen Watkins"
             left_out_to = start + len(name)
             continue
-        made = answered(name, text, key)
-        if made is not None and not _POSSESSIVE.search(made):
-            return made
-    return None
+        yield name
 
 
 _QUOTES = frozenset("\"'“‘«")

@@ -234,7 +234,7 @@ def test_a_list_is_made_whole_only_for_keys_that_ask_who():
 
 
 def test_of_a_joined_rows_answers_one_of_the_vocabulary_the_key_asks_for_wins():
-    from engine.operators.extract import _ask
+    from engine.operators.extract.asking import ask_extractor
     from engine.operators.retrieve import MERGED_TEXTS
     from engine.plan.rows import Row
 
@@ -244,12 +244,14 @@ def test_of_a_joined_rows_answers_one_of_the_vocabulary_the_key_asks_for_wins():
 
     text = MERGED_TEXTS.join(["Football at Lorch Park.", "Dinner at Ristorante Warmer (Italian) with Dominic."])
     row = Row({"source": "calendar", "kind": "calendar_event", "title": "Football", "text": text}, ["a", "b"])
-    assert _ask(PerText(), "cuisine", [row]) == ["italian"]
-    assert _ask(PerText(), "what", [row]) == ["football"]  # no vocabulary: the first answer written in its text
+    assert ask_extractor(PerText(), "cuisine", [row]) == ["italian"]
+    # no vocabulary: the first answer written in its text
+    assert ask_extractor(PerText(), "what", [row]) == ["football"]
 
 
 def test_a_category_the_text_does_not_name_is_kept_only_where_the_model_was_sure():
-    from engine.operators.extract import GUESS_LOGPROB, _ask
+    from engine.operators.extract import GUESS_LOGPROB
+    from engine.operators.extract.asking import ask_extractor
     from engine.plan.rows import Row
 
     class Scored:
@@ -269,15 +271,16 @@ def test_a_category_the_text_does_not_name_is_kept_only_where_the_model_was_sure
             Row({"source": "journal", "kind": "note", "title": "Note", "text": "We had risotto."}, ["j"])]
     unsure, sure = Scored(GUESS_LOGPROB - 0.3), Scored(GUESS_LOGPROB + 0.3)
     # a guess is dropped; what the text names stays, however unsure the model was
-    assert _ask(unsure, "cuisine", rows) == [None, "italian", None]
-    assert _ask(sure, "cuisine", rows) == ["italian", "italian", "italian"]  # inferred, and sure of it
+    assert ask_extractor(unsure, "cuisine", rows) == [None, "italian", None]
+    assert ask_extractor(sure, "cuisine", rows) == ["italian", "italian", "italian"]  # inferred, and sure of it
     # asked for no vocabulary, an unsure member of one the text does not name is a guess too
-    assert _ask(unsure, "dish", rows) == [None, "italian", None]
-    assert _ask(sure, "dish", rows) == ["italian", "italian", "italian"]
+    assert ask_extractor(unsure, "dish", rows) == [None, "italian", None]
+    assert ask_extractor(sure, "dish", rows) == ["italian", "italian", "italian"]
 
 
 def test_an_unsure_span_is_no_guess():
-    from engine.operators.extract import GUESS_LOGPROB, _ask
+    from engine.operators.extract import GUESS_LOGPROB
+    from engine.operators.extract.asking import ask_extractor
     from engine.plan.rows import Row
 
     class Scored:
@@ -286,7 +289,7 @@ def test_an_unsure_span_is_no_guess():
 
     row = Row({"source": "journal", "kind": "note", "title": "Note",
                "text": "I went grocery shopping. I bought some strawberries and tea."}, ["j"])
-    assert _ask(Scored(), "fruit", [row]) == ["strawberries"]
+    assert ask_extractor(Scored(), "fruit", [row]) == ["strawberries"]
 
 
 @pytest.mark.parametrize("answer", ["", " | ", None])

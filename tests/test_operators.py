@@ -1453,9 +1453,9 @@ def test_extract_asks_the_extractor_in_batches_when_no_attribute_holds_the_key(s
 def test_extract_asks_the_extractor_once_per_distinct_text(store, monkeypatch):
     """A year of song plays is a few thousand songs played again and again: each
     play's text is asked about once, and every play gets its song's answer."""
-    import engine.operators.extract as extract_module
+    import engine.operators.extract.asking as asking
 
-    monkeypatch.setattr(extract_module, "BATCH", 4)
+    monkeypatch.setattr(asking, "BATCH", 4)
     songs = [f"Song {n}" for n in range(6)]
     add(store, [ev("radio", "play", datetime(2024, 1, 1, 8, tzinfo=BERLIN) + timedelta(hours=i), 3,
                    "On the radio", f"Played {songs[i % 6]} loud") for i in range(90)])
@@ -1576,9 +1576,9 @@ def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):
                    "Your order of 27 June 2023": 27.0,  # also paid 27 outside the dates
                    "Wednesday, 28 June 2023": 28.0}
     # a key that asks for a part of a date keeps the number
-    from engine.operators.extract import _read_off_a_date
+    from engine.operators.extract.values import read_off_a_date
     [diary] = [r for r in result.rows if r.get("title") == "Tuesday, 27 June 2023"]
-    assert _read_off_a_date(27.0, "total", diary) and not _read_off_a_date(27.0, "day_of_month", diary)
+    assert read_off_a_date(27.0, "total", diary) and not read_off_a_date(27.0, "day_of_month", diary)
 
 
 def test_a_number_the_extractor_read_off_a_price_is_no_distance(store):
@@ -1683,7 +1683,7 @@ def test_extract_asks_nothing_of_a_kind_lacking_the_attribute_its_sibling_kind_h
 
 def test_extract_reads_each_text_of_a_merged_row_and_ignores_answers_without_words(store):
     from engine.operators.retrieve import merge_overlapping
-    from engine.operators.extract import _ask
+    from engine.operators.extract.asking import ask_extractor
     from engine.plan.rows import Row
     t = datetime(2024, 5, 1, 7, tzinfo=BERLIN)
     run = Row({"source": "strava", "kind": "workout", "title": "Morning Run", "text": "Ran 8 km",
@@ -1696,9 +1696,9 @@ def test_extract_reads_each_text_of_a_merged_row_and_ignores_answers_without_wor
     def answer(key, text):
         seen.append(text)
         return m.group(1) if (m := re.search(r"with (\w+ \w+)", text)) else " | "
-    assert _ask(FakeExtractor(answer), "people", [merged]) == ["Ana Lopez"]
+    assert ask_extractor(FakeExtractor(answer), "people", [merged]) == ["Ana Lopez"]
     assert [s.rsplit("text: ", 1)[1] for s in seen] == ["Ran 8 km", "Run with Ana Lopez"]
-    assert _ask(FakeExtractor(lambda key, text: "|"), "people", [run]) == [None]
+    assert ask_extractor(FakeExtractor(lambda key, text: "|"), "people", [run]) == [None]
 
 
 def test_extract_over_a_join_reads_the_event_that_says_it(store):

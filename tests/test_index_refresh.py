@@ -84,10 +84,11 @@ def test_plays_of_a_song_differing_only_in_numbers_cost_no_encoding(store):
     index = RetrievalIndex(store, sparse=sparse)
     stats = index.refresh()
     assert (stats.added, stats.encoded) == (51, 51)
+    # the title and text are made of the play's attribute values: both songs share them
     assert sorted(sparse.texts) == [
         "artist: Muse", "platform: ios", "source: spotify | kind: music_stream",
-        "text: Listened to 1979 by Muse on ios.", "text: Listened to Uprising by Muse on ios.",
-        "title: Muse – 1979", "title: Muse – Uprising", "track: 1979", "track: Uprising"]
+        "text: Listened to track by artist on platform.", "title: artist – track", "track: 1979",
+        "track: Uprising"]
     hits = dict(index.sparse_search("uprising", 100))
     assert len(hits) == 50 and len(set(hits.values())) == 1
     index.close()
@@ -105,7 +106,8 @@ def test_units_encoded_before_are_not_encoded_again(store):
     add(store, later, import_id=2)
     stats = index.refresh()
     assert (stats.added, stats.encoded, stats.texts_encoded) == (4, 4, 2)
-    assert sparse.texts[4:] == ["text: Listened to Madness by Muse", "title: Muse – Madness"]
+    # (the artist is a third of the title's letters: the title is read as "artist – Madness")
+    assert sparse.texts[4:] == ["text: Listened to Madness by Muse", "title: artist – Madness"]
     weights = weights_by_id(index)
     assert all(weights[e.id] == weights[first[0].id] for e in later[:3])
     # nothing left: no encoder call
@@ -442,3 +444,52 @@ def test_the_encoders_read_numbers_only_where_they_are_attribute_values():
                      "from: shop@example.com"]
     assert passages == ["source: mail | kind: mail | title: Invoice | text: Hi,\n\nYour order ships.",
                         "source: mail | kind: mail | title: Invoice | text: Your order ships."]
+
+
+def test_a_title_or_text_made_of_attribute_values_is_read_as_its_template():
+    from engine.retrieval.units import as_template, event_texts
+    from engine.retrieval.verbalise import key_values
+
+    def texts(track: str, artist: str, album: str):
+        attrs = {"track": track, "artist": artist, "album": album, "platform": "iOS 16.5 (iPhone14,2)",
+                 "ms_played": 192000}
+        title, text = f"{artist} – {track}", f"Listened to {track} by {artist} from the album {album} for 3 min 12 s."
+        return event_texts(key_values("spotify", "music_stream", title, text, attrs), "spotify", "music_stream",
+                           title, text)
+
+    units, passages, said = texts("Down", "Rosario Rusticucci", "Situation")
+    other_units, other_passages, other_said = texts("Inside", "Peter Nelson", "Trade")
+    # the values are units of their own, so no word is lost to the sparse weights
+    assert {"track: Down", "artist: Rosario Rusticucci", "album: Situation"} <= set(units)
+    assert "title: artist – track" in units
+    assert "text: Listened to track by artist from the album album." in units
+    # two songs share their title and text units and their one sentence
+    assert set(units) & set(other_units) >= {"title: artist – track",
+                                             "text: Listened to track by artist from the album album."}
+    assert said == other_said == ["Listened to track by artist from the album album."]
+    # the passage the Embedder compares with a question still names the song
+    assert "Rosario Rusticucci" in passages[0] and "Down" in passages[0]
+
+    # a text its values make less than a third of is read as it is
+    assert as_template("Dinner with Anna at Luigi in town", [("location", "Luigi")]) is None
+    assert as_template("Dinner at Luigi Rossi", [("location", "Luigi Rossi")]) == "Dinner at location"
+    # a sentence that would be nothing but a key is read as it is
+    assert as_template("Trip to Rome", [("subject", "Trip to Rome")]) == "subject"
+    assert as_template("Trip to Rome", [("subject", "Trip to Rome")], own_words=True) is None
+    _, _, said = event_texts(key_values("mail", "mail", "Trip to Rome", None, {"subject": "Trip to Rome"}),
+                             "mail", "mail", "Trip to Rome", None)
+    assert said == ["Trip to Rome"]
+    # only whole words: "Art" is no value inside "Artemis"; a key is never matched by a later value
+    assert as_template("Artemis by Art", [("artist", "Art"), ("track", "Artemis")]) == "track by artist"
+    assert as_template("album by The Album", [("album", "The Album"), ("track", "album")]) == "track by album"
+    assert as_template("Went to Rome", [("start_city", "Went to Rome")]) == "start city"
+
+
+def test_the_embedder_batches_texts_of_about_one_length():
+    from models.runtime.encoders import length_batches
+
+    batches = length_batches([40, 8, 9, 41, 10, 100, 7], 2)
+    assert sorted(i for b in batches for i in b) == list(range(7))
+    assert batches == [[6, 1], [2, 4], [0, 3], [5]]
+    assert length_batches([5] * 5, 16) == [[0, 1, 2, 3, 4]]
+    assert length_batches([], 16) == []

@@ -37,7 +37,7 @@ log = logging.getLogger(__name__)
 INDEX_SUFFIX = ".retrieval.duckdb"
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
-DOC_VERSION = "2"  # 2: sparse units and embedder texts shared by content
+DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates
 #: events verbalised and stored per step (a refresh killed halfway keeps the steps done)
 DOCUMENT_CHUNK = 5000
 #: documents per sparse step: their missing units are encoded, then they are marked done

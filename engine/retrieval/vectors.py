@@ -126,7 +126,10 @@ class PassageVectors:
                       progress: Callable[[str, int, int], None] | None) -> int:
         """A vector for every text without one; returns how many texts were embedded.
         Each batch is stored as soon as it is embedded."""
-        todo = self._db.execute("SELECT h, text FROM texts ANTI JOIN text_vectors USING (h) ORDER BY h").fetchall()
+        # shortest first: each embedder call then gets texts of about one length, which
+        # it batches without padding (models.runtime.encoders.OnnxEmbedder)
+        todo = self._db.execute("SELECT h, text FROM texts ANTI JOIN text_vectors USING (h) "
+                                "ORDER BY length(text), h").fetchall()
         if not todo:
             return 0
         if progress:

@@ -33,20 +33,59 @@ def _feed(tok, texts: Sequence[str]) -> dict:
             "token_type_ids": np.array([e.type_ids for e in enc], dtype=np.int64)}
 
 
+#: the most a batch's longest text may exceed its shortest, in tokens, as a share of it
+BATCH_SPREAD = 0.25
+
+
+def length_batches(lengths: Sequence[int], most: int) -> list[list[int]]:
+    """Indexes of texts of ``lengths`` (tokens) in batches of at most ``most``, each of
+    texts of about one length (within ``BATCH_SPREAD`` of the batch's shortest, or
+    two tokens), shortest first."""
+    order = sorted(range(len(lengths)), key=lambda i: lengths[i])
+    batches: list[list[int]] = []
+    for i in order:
+        if (batches and len(batches[-1]) < most
+                and lengths[i] <= max(lengths[batches[-1][0]] * (1 + BATCH_SPREAD), lengths[batches[-1][0]] + 2)):
+            batches[-1].append(i)
+        else:
+            batches.append([i])
+    return batches
+
+
+def _feed_padded(encodings) -> dict:
+    """Unpadded tokenizer encodings as one padded feed."""
+    import numpy as np
+
+    width = max(len(e.ids) for e in encodings)
+    feed = {name: np.zeros((len(encodings), width), dtype=np.int64)
+            for name in ("input_ids", "attention_mask", "token_type_ids")}
+    for row, e in enumerate(encodings):
+        n = len(e.ids)
+        feed["input_ids"][row, :n] = e.ids
+        feed["attention_mask"][row, :n] = e.attention_mask
+        feed["token_type_ids"][row, :n] = e.type_ids
+    return feed
+
+
 class OnnxEmbedder:
     """``engine.protocols.Embedder``: mean-pooled, L2-normalised MiniLM vectors.
 
-    ``batch_size=1`` (the registry's choice) runs each text alone: a batch pads every
-    text to its longest, and the padding costs as much as text. Measured in one run
-    on 384 p5 passages of up to 256 characters: 9.4–9.9 ms a passage alone, 17.8 in
-    batches of 64. A text's vector never depends on the texts beside it either."""
+    Texts are run in batches of up to ``batch_size`` texts of about the same length
+    (their token counts within ``BATCH_SPREAD`` of the batch's shortest): a batch pads
+    every text to its longest, and padding costs as much as text, so texts of mixed
+    lengths are not batched together. Measured in one run on 256 index texts of a
+    generated year (37 tokens on average), sorted by length: 4.35 ms a text alone,
+    3.22 in batches of 8, 3.26 of 16, 3.42 of 32, 4.07 of 64. A text's vector does not
+    depend on the texts beside it (the largest difference from the text run alone:
+    2e-7 in cosine)."""
 
     dimension = 384
 
-    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 64,
+    def __init__(self, model_path: Path, tokenizer_path: Path, *, threads: int = 2, batch_size: int = 16,
                  memo_entries: int = MEMO_ENTRIES):
         self._session = session(model_path, threads)
         self._tok = _tokenizer(tokenizer_path, 256)
+        self._tok.no_padding()  # each batch is padded to its own longest text (_feed_padded)
         self._batch = batch_size
         self.path = Path(model_path)
         # what the retrieval index records to know its passage vectors came from this model
@@ -67,15 +106,17 @@ class OnnxEmbedder:
     def _run(self, texts: list[str]) -> list[list[float]]:
         import numpy as np
 
-        rows: list[list[float]] = []
-        for i in range(0, len(texts), self._batch):
-            feed = _feed(self._tok, texts[i:i + self._batch])
+        encodings = self._tok.encode_batch(list(texts))
+        rows: list[list[float] | None] = [None] * len(texts)
+        for idx in length_batches([len(e.ids) for e in encodings], self._batch):
+            feed = _feed_padded([encodings[i] for i in idx])
             hidden = self._session.run(None, feed)[0]
             mask = feed["attention_mask"][..., None].astype(np.float32)
             pooled = (hidden * mask).sum(1) / np.maximum(mask.sum(1), 1e-9)
             pooled /= np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)
-            rows += pooled.tolist()
-        return rows
+            for i, vector in zip(idx, pooled.tolist()):
+                rows[i] = vector
+        return rows  # type: ignore[return-value]
 
     def close(self) -> None:
         self._session = None

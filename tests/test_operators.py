@@ -1863,3 +1863,44 @@ def test_of_two_relevant_kinds_of_one_source_the_one_far_from_the_query_is_judge
                            reranker=FakeReranker("nothing"), embedder=SportsEmbedder()),
                     today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0, accept_similarity=None))
     assert sorted(r.get("kind") for r in songs.rows) == ["music_stream"] * 5
+
+
+def test_extract_reads_the_passage_of_a_long_mail_that_holds_the_value(store):
+    """A booking mail names the hotel in its third paragraph, after a greeting and
+    boilerplate longer than the extractor reads: the first passage and the one nearest
+    the key are asked, and the answer written in its passage wins."""
+    from engine.operators.extract.reading import READ_CHARS, chosen_passages, passages_of
+
+    filler = ("We are delighted to welcome you soon and hope you will enjoy your stay. If you have any questions "
+              "about parking, late arrival or breakfast, our front desk is there around the clock. ") * 2
+    body = (f"Dear Anna,\n\n{filler}\n\nYour hotel: Hotel Adlon Kempinski, Unter den Linden 77. Check-in from 15:00."
+            f"\n\n{filler}\n\nKind regards")
+    add(store, [ev("mail", "mail", datetime(2024, 5, 1, 9, tzinfo=BERLIN), 1, "Your reservation is confirmed",
+                   body)])
+    seen: list[str] = []
+
+    def answer(key, text):
+        seen.append(text)
+        m = re.search(r"Hotel \w+ \w+", text)
+        return m.group(0) if m else "reservation"  # as the real model did: a word of the title
+
+    class KeyEmbedder(FakeEmbedder):
+        WORDS = ("hotel", "parking", "regards")
+        dimension = 3
+
+    result = execute('EXTRACT(l=RETRIEVE(query="reservation"), attr_names=["hotel"], attr_types=[str])', store,
+                     Models(extractor=FakeExtractor(answer), embedder=KeyEmbedder()), today=TODAY)
+    assert [r.get("hotel") for r in result.rows] == ["Hotel Adlon Kempinski"]
+    # (the first call asked the sample whether an attribute holds the answers) then
+    # the extractor read two passages of the mail, neither longer than it reads
+    assert len(seen) == 3 and all(len(t) < READ_CHARS + 120 for t in seen[1:])
+    assert "Dear Anna" in seen[1] and "Hotel Adlon" in seen[2]
+
+    passages = passages_of(body)
+    assert all(len(p) <= READ_CHARS for p in passages) and passages[0] == "Dear Anna,"
+    assert "".join(passages).replace(" ", "") == body.replace("\n", "").replace(" ", "")  # nothing lost
+    # without an Embedder: the first two passages; a text that fits: itself
+    assert chosen_passages(passages, "hotel") == [0, 1]
+    assert passages_of("Dinner at Luigi's") == ["Dinner at Luigi's"]
+    # a sentence longer than a passage is cut between words
+    assert [len(p) <= 50 for p in passages_of("word " * 40, 50)] == [True] * 4

@@ -15,6 +15,7 @@ from engine.operators.categories import guessed, of_its_vocabulary
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.extract.keys import norm_key
 from engine.operators.extract.parsing import DATES
+from engine.operators.extract.reading import chosen_passages, passages_of
 from engine.operators.extract.values import answered, people_named
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan.rows import Row
@@ -68,7 +69,7 @@ def _answered_once(extractor, queries: list[tuple[str, str]],
 
 
 def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False,
-                  ctx: OperatorContext | None = None) -> list[Any]:
+                  ctx: OperatorContext | None = None, embedder=None) -> list[Any]:
     """The extractor's answers for ``rows``. A row merged from several events (by
     RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
     match and the dinner after it) is asked once per event's text, and the first
@@ -81,10 +82,18 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
     people the Segmenter finds in the text stand in for it (:func:`people_named`).
     For a ``numeric`` key a title that is only a date is left out.
 
+    A text too long to be read at once is asked about in its first passage and the
+    one nearest the key (:mod:`.reading`, with ``embedder``); of their answers, one
+    written in its passage (not only in the title every passage is read with) wins,
+    then one written in what was read, then one of the key's vocabulary, then the
+    surer: asked the hotel of a booking mail, the model answered "reservation" from
+    its title, surer than of the hotel its third paragraph names.
+
     Each distinct text is asked once (:func:`_answered_once`); with ``ctx``,
     cancelling is checked and progress said between calls of the extractor."""
     queries: list[tuple[str, str]] = []
-    owner: list[int] = []
+    owner: list[tuple[int, int]] = []  # (row, part of the row) of each query
+    read: list[str] = []  # the passage of the row's text each query reads
     for n, r in enumerate(rows):
         text = r.get("text") or ""
         merged = len(r.ids) > 1 and MERGED_TEXTS in text
@@ -96,22 +105,33 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
             title = r.get("title") if k == 0 else None
             if numeric and isinstance(title, str) and DATES.fullmatch(title.strip()):
                 title = None
-            queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, part), key))
-            owner.append(n)
+            passages = passages_of(part)
+            for j in chosen_passages(passages, key, embedder):
+                queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, passages[j]), key))
+                owner.append((n, k))
+                read.append(passages[j])
     answers = _answered_once(extractor, queries, ctx)
-    out: list[Any] = [None] * len(rows)
-    written = [False] * len(rows)  # whether out[n] is written in the text it was read from
-    for n, (a, logprob), (text, _) in zip(owner, answers, queries):
+    # the best answer of each part's passages: (answer, written in the passage, written in
+    # what was read, of the key's vocabulary, logprob)
+    best: dict[tuple[int, int], tuple[Any, bool, bool, bool, float]] = {}
+    for (n, k), (a, logprob), (text, _), passage in zip(owner, answers, queries, read):
         a = answered(a, text, key)
-        if a is None and out[n] is None:
+        if a is None:
             a = people_named(text, key, segmenter)
         if a is None:
             continue
         if logprob < GUESS_LOGPROB and guessed(a, text, norm_key(key)):
             continue  # a guess: the cuisine of a Netflix episode, "indian" as a fruit
-        here = isinstance(a, str) and a.lower() in text.lower()
+        said = isinstance(a, str)
+        found = (a, said and a.lower() in passage.lower(), said and a.lower() in text.lower(),
+                 of_its_vocabulary(a, key), logprob)
+        if (n, k) not in best or found[1:] > best[(n, k)][1:]:
+            best[(n, k)] = found
+    out: list[Any] = [None] * len(rows)
+    written = [False] * len(rows)  # whether out[n] is written in the text it was read from
+    for (n, _), (a, _, here, vocabulary, _) in sorted(best.items()):
         # ... and of those, one of the vocabulary the key asks for: the football
         # match's "football" is no cuisine, the dinner's "italian" is
-        if out[n] is None or (here, of_its_vocabulary(a, key)) > (written[n], of_its_vocabulary(out[n], key)):
+        if out[n] is None or (here, vocabulary) > (written[n], of_its_vocabulary(out[n], key)):
             out[n], written[n] = a, here
     return out

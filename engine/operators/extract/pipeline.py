@@ -115,7 +115,7 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
                  "asked the extractor")
     ask.sort()
     answers = ask_extractor(ctx.models.extractor, key, [rows[i] for i in ask], ctx.models.segmenter,
-                            numeric=kind in ("int", "float"), ctx=ctx)
+                            numeric=kind in ("int", "float"), ctx=ctx, embedder=ctx.models.embedder)
     for i, answer in zip(ask, answers):
         value = coerce(answer, kind, rows[i])
         if kind in ("int", "float") and value is not None and read_off_a_date(value, key, rows[i]):

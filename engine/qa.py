@@ -64,7 +64,7 @@ def is_yes_no(question: str) -> bool:
 
 def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
     """The values a plan that ends in EXTRACT asked for ("what did I eat for breakfast
-    on ..." -> the food), one per row that has one; None when it ends elsewhere, or
+    on ..." -> the food), one per row that has one (empty when none has); None when it ends elsewhere, or
     when every extracted value is one a FILTER above compares: those were extracted to
     choose rows, and the rows are the answer ("What did I eat in Rome, Italy?" was
     answered "Rome, Italy" 42 times, "What did I order that was cancelled?" would be
@@ -83,6 +83,13 @@ def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
         if got:
             values.append(got[0] if len(got) == 1 else got)
     return values
+
+
+def _below_filters(plan):
+    """The node under the FILTERs at the top of ``plan``."""
+    while plan.OP == "FILTER":
+        plan = plan.l
+    return plan
 
 
 def _asked_of(node) -> tuple[str, ...]:
@@ -366,10 +373,18 @@ class HindsightEngine:
             text = (f"Yes: {len(rows):,} matching " + ("entry" if len(rows) == 1 else "entries")
                     + ": " + "; ".join(labels) + (" …" if len(rows) > 5 else "")
                     if rows else "No: nothing in your data matched.")
-        elif rows is not None and (values := _extracted(planned.plan, rows)):
-            shown = [format_value(v) for v in values[:50]]
-            text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values")
-                    + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
+        elif rows and (values := _extracted(planned.plan, rows)) is not None:
+            if values:
+                shown = [format_value(v) for v in values[:50]]
+                text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values")
+                        + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
+            else:
+                # what was asked is what is answered: the entries are where it was looked for
+                labels = [_row_label(r) for r in rows[:5]]
+                asked = " or ".join(n.replace("_", " ") for n in _asked_of(_below_filters(planned.plan)))
+                text = (f"Not found: none of the {len(rows):,} matching "
+                        + ("entry" if len(rows) == 1 else "entries") + f" says the {asked} ("
+                        + "; ".join(labels) + (" …" if len(rows) > 5 else "") + ").")
             answer_value = values
         elif rows is not None:
             labels = [_row_label(r) for r in rows[:50]]

@@ -315,3 +315,23 @@ def test_a_winning_year_or_group_key_is_written_as_a_label_not_a_quantity():
     from engine.qa import format_keys
     assert format_keys([7, 2023], ["month", "year"]) == "July 2023"  # a group listing's key, not "7, 2,023"
     assert format_keys(["Muse", 2023], ["artist", "year"]) == "Muse, 2023"
+
+
+def test_a_value_asked_for_and_found_in_no_entry_is_said_not_found(engine_over):
+    """"Which hotel did I book?" over mails none of which names one: the answer says
+    the hotel was not found and shows where it was looked for, not the mails as if
+    they were the hotel."""
+    events = [_workout(d, "running", km) for d, km in ((1, 5.0), (3, 7.5))]
+    plan = 'EXTRACT(l=RETRIEVE(query="running"), attr_names=["shoe_brand"], attr_types=[str])'
+    eng, _ = engine_over(events, {"Which shoes did I run in?": [plan]})
+
+    class NothingSaid:  # an extractor that finds the key in no text
+        def extract(self, items):
+            return ["" for _ in items]
+
+    eng.models = Models(extractor=NothingSaid())
+    ans = eng.ask("Which shoes did I run in?", today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == [], ans.answer_text
+    assert ans.answer_text.startswith("Not found: none of the 2 matching entries says the shoe brand ("), \
+        ans.answer_text
+    assert len(ans.evidence) == 2

@@ -1873,7 +1873,7 @@ def test_extract_reads_the_passage_of_a_long_mail_that_holds_the_value(store):
 
     filler = ("We are delighted to welcome you soon and hope you will enjoy your stay. If you have any questions "
               "about parking, late arrival or breakfast, our front desk is there around the clock. ") * 2
-    body = (f"Dear Anna,\n\n{filler}\n\nYour hotel: Hotel Adlon Kempinski, Unter den Linden 77. Check-in from 15:00."
+    body = (f"Dear Anna,\n\n{filler}\n\n{filler}\n\nYour hotel: Hotel Adlon Kempinski, Unter den Linden 77. Check-in from 15:00."
             f"\n\n{filler}\n\nKind regards")
     add(store, [ev("mail", "mail", datetime(2024, 5, 1, 9, tzinfo=BERLIN), 1, "Your reservation is confirmed",
                    body)])
@@ -1884,9 +1884,15 @@ def test_extract_reads_the_passage_of_a_long_mail_that_holds_the_value(store):
         m = re.search(r"Hotel \w+ \w+", text)
         return m.group(0) if m else "reservation"  # as the real model did: a word of the title
 
+    embedded: list[str] = []
+
     class KeyEmbedder(FakeEmbedder):
         WORDS = ("hotel", "parking", "regards")
         dimension = 3
+
+        def embed(self, texts):
+            embedded.extend(texts)
+            return super().embed(texts)
 
     result = execute('EXTRACT(l=RETRIEVE(query="reservation"), attr_names=["hotel"], attr_types=[str])', store,
                      Models(extractor=FakeExtractor(answer), embedder=KeyEmbedder()), today=TODAY)
@@ -1897,9 +1903,15 @@ def test_extract_reads_the_passage_of_a_long_mail_that_holds_the_value(store):
     assert "Dear Anna" in seen[1] and "Hotel Adlon" in seen[2]
 
     passages = passages_of(body)
-    assert all(len(p) <= READ_CHARS for p in passages) and passages[0] == "Dear Anna,"
-    assert "".join(passages).replace(" ", "") == body.replace("\n", "").replace(" ", "")  # nothing lost
-    # without an Embedder: the first two passages; a text that fits: itself
+    # ... chosen by the vectors the index keeps of the mail's paragraphs: none of the
+    # passages was embedded while EXTRACT ran
+    assert not set(passages) & set(embedded)
+    assert all(len(p) <= READ_CHARS for p in passages) and passages[0].startswith("Dear Anna,\n\nWe are")
+    assert "".join(passages).replace(" ", "").replace("\n", "") == body.replace("\n", "").replace(" ", "")
+    # the nearest passage came from the index's vectors of the mail's paragraphs; without
+    # them the Embedder compares the passages with the key; without that, the second
+    hotel = next(i for i, p in enumerate(passages) if "Hotel Adlon" in p)
+    assert hotel > 1 and chosen_passages(passages, "hotel", KeyEmbedder()) == [0, hotel]
     assert chosen_passages(passages, "hotel") == [0, 1]
     assert passages_of("Dinner at Luigi's") == ["Dinner at Luigi's"]
     # a sentence longer than a passage is cut between words

@@ -15,7 +15,7 @@ from engine.operators.categories import guessed, of_its_vocabulary
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.extract.keys import norm_key
 from engine.operators.extract.parsing import DATES
-from engine.operators.extract.reading import chosen_passages, passages_of
+from engine.operators.extract.reading import chosen_passages, nearest_by_paragraph, passages_of
 from engine.operators.extract.values import answered, people_named
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan.rows import Row
@@ -69,7 +69,8 @@ def _answered_once(extractor, queries: list[tuple[str, str]],
 
 
 def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numeric: bool = False,
-                  ctx: OperatorContext | None = None, embedder=None) -> list[Any]:
+                  ctx: OperatorContext | None = None, embedder=None,
+                  cosines: dict[str, list[float]] | None = None) -> list[Any]:
     """The extractor's answers for ``rows``. A row merged from several events (by
     RETRIEVE: a run in Strava and "Run with Ana" in the calendar; by JOIN: a football
     match and the dinner after it) is asked once per event's text, and the first
@@ -83,7 +84,8 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
     For a ``numeric`` key a title that is only a date is left out.
 
     A text too long to be read at once is asked about in its first passage and the
-    one nearest the key (:mod:`.reading`, with ``embedder``); of their answers, one
+    one nearest the key (:mod:`.reading`: by ``cosines``, the index's cosines of each
+    event's paragraphs with the key, else by ``embedder``); of their answers, one
     written in its passage (not only in the title every passage is read with) wins,
     then one written in what was read, then one of the key's vocabulary, then the
     surer: asked the hotel of a booking mail, the model answered "reservation" from
@@ -106,7 +108,10 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
             if numeric and isinstance(title, str) and DATES.fullmatch(title.strip()):
                 title = None
             passages = passages_of(part)
-            for j in chosen_passages(passages, key, embedder):
+            nearest = None
+            if len(passages) > 1 and not merged and cosines and (stored := cosines.get(next(iter(r.ids)))):
+                nearest = nearest_by_paragraph(passages, part, stored)
+            for j in chosen_passages(passages, key, embedder, nearest):
                 queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, passages[j]), key))
                 owner.append((n, k))
                 read.append(passages[j])

@@ -19,6 +19,7 @@ from engine.operators.extract.asking import ask_extractor
 from engine.operators.extract.freezing import FREEZE_SHARE, SAMPLE, frozen_attribute, named_attribute
 from engine.operators.extract.keys import candidate_attributes, holds, lookup, norm_key
 from engine.operators.extract.parsing import coerce
+from engine.operators.extract.reading import READ_CHARS, key_in_words
 from engine.operators.extract.values import fits, read_off_a_date
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
@@ -114,8 +115,10 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
         ctx.note(f"EXTRACT {key!r}: no attribute holds it for {FREEZE_SHARE:.0%} of the sample; "
                  "asked the extractor")
     ask.sort()
-    answers = ask_extractor(ctx.models.extractor, key, [rows[i] for i in ask], ctx.models.segmenter,
-                            numeric=kind in ("int", "float"), ctx=ctx, embedder=ctx.models.embedder)
+    asked = [rows[i] for i in ask]
+    answers = ask_extractor(ctx.models.extractor, key, asked, ctx.models.segmenter,
+                            numeric=kind in ("int", "float"), ctx=ctx, embedder=ctx.models.embedder,
+                            cosines=_paragraph_cosines(key, asked, ctx))
     for i, answer in zip(ask, answers):
         value = coerce(answer, kind, rows[i])
         if kind in ("int", "float") and value is not None and read_off_a_date(value, key, rows[i]):
@@ -124,3 +127,14 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             value = None
         out[i] = value
     return out
+
+
+def _paragraph_cosines(key: str, rows: list[Row], ctx: OperatorContext) -> dict[str, list[float]]:
+    """For each event of ``rows`` whose text is too long to be read at once: the
+    cosine of the key with each of its passages, from the vectors the retrieval index
+    keeps (:mod:`.reading`); one Embedder call and one query for all of them, where
+    embedding each text's passages now took seconds for a few hundred mails."""
+    long = [next(iter(r.ids)) for r in rows if len(r.ids) == 1 and len(r.get("text") or "") > READ_CHARS]
+    if not long or ctx.models.embedder is None or getattr(ctx.index, "vectors", None) is None:
+        return {}
+    return ctx.index.passage_similarities(ctx.models.embedder.embed([key_in_words(key)])[0], long)

@@ -3,12 +3,14 @@
 The extractor reads 256 tokens (words and their pointer markers,
 ``models.extractor_format.MAX_SOURCE_TOKENS``) and the event's verbalisation cuts
 a text to ``engine.retrieval.verbalise.MAX_VALUE_CHARS``: of a booking mail whose
-second paragraph names the hotel and the booking number, it read the greeting and
-the boilerplate. A text longer than ``READ_CHARS`` is cut into passages at
-paragraph, then sentence, then word bounds (:func:`passages_of`); the extractor is
-asked about the first (where a short mail says everything, and where the subject's
-context is) and, with an Embedder, about the passage nearest the key in its space
-(:func:`chosen_passages`). Which answer of them counts is :mod:`.asking`'s.
+third paragraph names the hotel and the booking number, it read the greeting and
+the boilerplate. A text longer than ``READ_CHARS`` is cut into passages: paragraphs
+packed together up to that length, a longer paragraph cut at sentence and then word
+bounds (:func:`passages_of`). The extractor is asked about the first passage (where
+a short mail says everything) and the one nearest the key (:func:`chosen_passages`):
+by the vectors the retrieval index keeps of each paragraph where it has them (one
+query for all the rows), else by the Embedder. Which answer of them counts is
+:mod:`.asking`'s.
 
 Pure functions and one Embedder call; no word lists.
 """
@@ -17,12 +19,16 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from engine.retrieval.passages import MAX_PASSAGES
+
 #: characters of prose the extractor is given at a time: the 256 source tokens hold
 #: a key, a verbalised event's head ("source: mail | kind: mail | title: ...") and
 #: about this much text with its markers
 READ_CHARS = 360
-#: passages asked about one text at most: the first and the nearest to the key
-ASKED_PASSAGES = 2
+#: passages of one text compared with the key by the Embedder at most, where the
+#: index has no vectors of its paragraphs (a newsletter is one paragraph of 5,000
+#: characters: its first passages are what it is about)
+EMBEDDED_PASSAGES = 8
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n")
@@ -44,29 +50,30 @@ def _pieces(text: str, limit: int) -> list[str]:
     return out
 
 
+def paragraphs_of(text: str) -> list[str]:
+    """The paragraphs of ``text`` as the retrieval index cuts them
+    (:func:`engine.retrieval.passages.passages`)."""
+    return [p.strip() for p in _PARAGRAPH.split(text) if p.strip()]
+
+
 def passages_of(text: str, limit: int = READ_CHARS) -> list[str]:
-    """``text`` as passages of at most ``limit`` characters, in order: whole paragraphs
-    where they fit, consecutive sentences of one paragraph joined up to the limit
-    otherwise. A text that fits is its one passage."""
+    """``text`` as passages of at most ``limit`` characters, in order: consecutive
+    paragraphs packed together up to the limit, a longer paragraph in pieces of its
+    sentences packed the same way. A text that fits is its one passage."""
     if len(text) <= limit:
         return [text]
     out: list[str] = []
-    for paragraph in _PARAGRAPH.split(text):
-        paragraph = paragraph.strip()
-        if not paragraph:
-            continue
-        if len(paragraph) <= limit:
-            out.append(paragraph)
-            continue
-        current = ""
-        for piece in _pieces(paragraph, limit):
-            if current and len(current) + 1 + len(piece) > limit:
+    current, joint = "", "\n\n"
+    for paragraph in paragraphs_of(text):
+        for piece in [paragraph] if len(paragraph) <= limit else _pieces(paragraph, limit):
+            if current and len(current) + len(joint) + len(piece) > limit:
                 out.append(current)
-                current = piece
-            else:
-                current = f"{current} {piece}" if current else piece
-        if current:
-            out.append(current)
+                current = ""
+            current = f"{current}{joint}{piece}" if current else piece
+            joint = " "  # pieces of one paragraph are joined as sentences
+        joint = "\n\n"
+    if current:
+        out.append(current)
     return out or [text[:limit]]
 
 
@@ -75,15 +82,35 @@ def key_in_words(key: str) -> str:
     return " ".join(re.sub(r"[_\-.]+", " ", key).split())
 
 
-def chosen_passages(passages: Sequence[str], key: str, embedder=None) -> list[int]:
+def passage_holding(passages: Sequence[str], paragraph: str) -> int | None:
+    """The index of the passage that holds the start of ``paragraph``."""
+    head = paragraph[:60]
+    return next((i for i, p in enumerate(passages) if head in p), None)
+
+
+def nearest_by_paragraph(passages: Sequence[str], text: str, cosines: Sequence[float]) -> int | None:
+    """The passage holding the paragraph nearest the key, from the index's cosines of
+    the text's passages (:meth:`engine.retrieval.index.RetrievalIndex.passage_similarities`:
+    the whole event first, then each later paragraph); None when they do not fit the
+    text."""
+    paragraphs = paragraphs_of(text)[1:MAX_PASSAGES]
+    if len(cosines) != len(paragraphs) + 1 or not paragraphs:
+        return None
+    best = max(range(len(paragraphs)), key=lambda i: cosines[i + 1])
+    return passage_holding(passages, paragraphs[best])
+
+
+def chosen_passages(passages: Sequence[str], key: str, embedder=None, nearest: int | None = None) -> list[int]:
     """Indexes of the passages of one text the extractor is asked about: the first,
-    and the one nearest ``key`` in the Embedder's space where there is an Embedder
-    (without one, the first ``ASKED_PASSAGES``)."""
+    and the one nearest ``key``: ``nearest`` where the caller knows it, else by the
+    Embedder over the first ``EMBEDDED_PASSAGES``, else the second."""
     if len(passages) <= 1:
         return list(range(len(passages)))
-    if embedder is None:
-        return list(range(min(ASKED_PASSAGES, len(passages))))
-    vectors = embedder.embed([key_in_words(key), *passages[1:]])
-    query = vectors[0]
-    nearest = max(range(1, len(passages)), key=lambda i: sum(a * b for a, b in zip(query, vectors[i])))
-    return [0, nearest]
+    if nearest is None and embedder is not None:
+        considered = passages[1:EMBEDDED_PASSAGES]
+        vectors = embedder.embed([key_in_words(key), *considered])
+        query = vectors[0]
+        nearest = 1 + max(range(len(considered)), key=lambda i: sum(a * b for a, b in zip(query, vectors[i + 1])))
+    if nearest is None:
+        nearest = 1
+    return [0] if nearest == 0 else [0, nearest]

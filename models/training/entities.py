@@ -74,6 +74,43 @@ def _dish(rng: random.Random) -> str:
     return f"{rng.choice(_DISH_ADJ)} {base}"
 
 
+# hotels and venues a booking, ticket or newsletter mail names, in several languages' styles
+_HOTEL_PATTERNS = ("Hotel {word}", "{word} Hotel", "Hotel {last}", "The {word} Inn", "{last} Grand Hotel",
+                   "Hotel am {word}", "{word} Suites", "Hotel {word} {city}", "{word} Lodge", "Pension {last}",
+                   "{last} Boutique Hotel", "Hôtel {word}", "{word} Hostel", "Hotel {last} & Spa",
+                   "{city} {word} Hotel", "Residence {last}", "Albergo {word}", "{word} Resort & Spa")
+_VENUE_PATTERNS = ("{word} Arena", "{last} Hall", "{city} Stadium", "Club {word}", "The {word} Theatre",
+                   "{word}halle", "{last} Concert Hall", "{word} Ballroom", "Olympia {word}", "{word} Lounge",
+                   "Stadthalle {city}", "{word} Amphitheatre", "The {word} Room", "{last} Auditorium",
+                   "{word} Jazz Club", "Teatro {last}")
+_CODE_LETTERS = "ABCDEFGHJKLMNPQRSTUVWXYZ"
+
+
+def _booking_code(rng: random.Random) -> str:
+    """A booking, order or confirmation number as mails write them."""
+    letters = lambda n: "".join(rng.choice(_CODE_LETTERS) for _ in range(n))  # noqa: E731
+    digits = lambda n: "".join(rng.choice("0123456789") for _ in range(n))  # noqa: E731
+    pattern = rng.randrange(6)
+    if pattern == 0:
+        return f"{letters(2)}-{digits(rng.randrange(4, 8))}"
+    if pattern == 1:
+        return "".join(rng.choice(_CODE_LETTERS + "23456789") for _ in range(6))
+    if pattern == 2:
+        return f"{digits(3)}-{digits(7)}-{digits(7)}"
+    if pattern == 3:
+        return digits(rng.randrange(6, 11))
+    if pattern == 4:
+        return f"#{digits(rng.randrange(4, 7))}"
+    return f"{letters(3)}{digits(4)}{letters(1)}"
+
+
+def _flight(rng: random.Random) -> str:
+    """A flight number: an airline's two-character code and one to four digits, with
+    or without a space ("LH 2034", "U24567")."""
+    code = rng.choice(_CODE_LETTERS) + rng.choice(_CODE_LETTERS + "0123456789")
+    return f"{code}{rng.choice(('', ' '))}{rng.randrange(1, 9999)}"
+
+
 _BAND_PATTERNS = ("The {word}s", "{word} {word2}", "{first} {last}", "{first} and the {word}s",
                   "DJ {first}", "{last}", "{word} Club", "{first} {last} Trio")
 
@@ -137,6 +174,10 @@ class EntitySource:
             "dish": lambda: _dish(self.rng),
             "store": lambda: self._fk().company().split(",")[0],
             "email": lambda: self._fk().email(),
+            "hotel": lambda: self._place_named(_HOTEL_PATTERNS),
+            "venue": lambda: self._place_named(_VENUE_PATTERNS),
+            "booking": lambda: _booking_code(self.rng),
+            "flight": lambda: _flight(self.rng),
         }
 
     def _fk(self):
@@ -170,6 +211,10 @@ class EntitySource:
         pattern = self.rng.choice(_SIGHT_PATTERNS)
         fk = self._fk()
         return pattern.format(word=self._word(), first=fk.first_name(), last=fk.last_name())
+
+    def _place_named(self, patterns: tuple[str, ...]) -> str:
+        fk = self._fk()
+        return self.rng.choice(patterns).format(word=self._word(), last=fk.last_name(), city=fk.city())
 
     def _product(self) -> str:
         brand = self._fk().last_name() if self.rng.random() < 0.5 else self._word()

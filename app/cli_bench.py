@@ -247,7 +247,8 @@ def models_cmd(obj: Ctx, results: str) -> None:
 def extractor_cmd(obj: Ctx, results: str) -> None:
     """Exact match of EXTRACT's answers per kind of value (names, places, products,
     categories ...), raw from the model and as EXTRACT makes them, on the dev examples
-    (entities unseen in training) and the dev persona's events."""
+    (entities unseen in training) and the dev persona's events; and on dev examples set
+    in long mails, read in passages as EXTRACT reads them and read whole."""
     from app.bench import extractor as extractor_bench
     from models.registry import ModelMissing, ModelRegistry
 
@@ -255,9 +256,13 @@ def extractor_cmd(obj: Ctx, results: str) -> None:
         with ModelRegistry() as registry:
             figures = extractor_bench.run(registry.extractor(), echo=_stderr_echo,
                                           segmenter=registry.on_first_use("segmenter"))
+            figures["long_mails"] = extractor_bench.long_mails(
+                registry.extractor(), registry.embedder(), segmenter=registry.on_first_use("segmenter"),
+                echo=_stderr_echo)
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    _finish(obj, "extractor", figures, extractor_bench.table(figures), results)
+    _finish(obj, "extractor", figures, extractor_bench.table(figures) + "\n\n"
+            + extractor_bench.long_mail_table(figures["long_mails"]), results)
 
 
 @bench.command("planner")

@@ -49,6 +49,66 @@ def run(extractor, *, echo: Echo = lambda _: None, sets: dict[str, Sequence] | N
     return figures
 
 
+#: dev examples set in long mails (``extract_data.long_mail_examples``)
+LONG_MAILS = 300
+
+
+def long_mails(extractor, embedder, *, segmenter=None, n: int = LONG_MAILS, echo: Echo = lambda _: None) -> dict:
+    """Exact match per kind of value on dev examples set in long mails: read as
+    EXTRACT reads a long text (its passages, :func:`engine.operators.extract.asking.ask_extractor`
+    with the Embedder choosing the passage) and, for comparison in the same run, as
+    one text cut where the extractor stops reading; and the seconds each took."""
+    from engine.operators.extract import answered, extractor_text, people_named
+    from engine.operators.extract.asking import ask_extractor
+    from engine.plan.rows import Row
+    from models.build import _profile_params
+    from models.training import extract_data
+
+    examples = extract_data.long_mail_examples(_profile_params("full")["extractor"].seed, n)
+    echo(f"long mails: {len(examples):,} examples, {sum(len(e.text) for e in examples) / len(examples):.0f} "
+         "characters on average")
+    titles = [e.text.split(" on ", 1)[1].split(": Hello", 1)[0] for e in examples]
+    rows = [Row({"source": "mail", "kind": "mail", "title": t, "text": e.text}, [f"mail-{i}"])
+            for i, (e, t) in enumerate(zip(examples, titles))]
+    by_key: dict[str, list[int]] = {}
+    for i, e in enumerate(examples):
+        by_key.setdefault(e.key, []).append(i)
+    t0 = time.perf_counter()
+    read: list = [None] * len(examples)
+    for key, members in by_key.items():
+        for i, a in zip(members, ask_extractor(extractor, key, [rows[i] for i in members], segmenter,
+                                               embedder=embedder)):
+            read[i] = a
+    passages_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    queries = [(extractor_text("mail", "mail", t, e.text), e.key) for e, t in zip(examples, titles)]
+    whole = []
+    for (text, key), a in zip(queries, extractor.extract(queries)):
+        made = answered(a, text, key)
+        whole.append(made if made is not None else people_named(text, key, segmenter))
+    whole_s = time.perf_counter() - t0
+    buckets: dict[str, list[int]] = {}
+    for e, a, w in zip(examples, read, whole):
+        for b in (e.bucket, "all"):
+            n_ = buckets.setdefault(b, [0, 0, 0])
+            n_[0] += 1
+            n_[1] += (w or "") == e.value
+            n_[2] += (a or "") == e.value
+    return {"n": len(examples), "whole_seconds": round(whole_s, 2), "passages_seconds": round(passages_s, 2),
+            "buckets": {b: {"n": k, "whole": round(w / k, 4), "passages": round(a / k, 4)}
+                        for b, (k, w, a) in sorted(buckets.items())}}
+
+
+def long_mail_table(figures: dict) -> str:
+    rows = ["| kind of value | examples | read whole (cut) | read in passages |", "|---|---:|---:|---:|"]
+    for bucket, f in figures["buckets"].items():
+        rows.append(f"| {bucket} | {f['n']:,} | {f['whole']:.1%} | {f['passages']:.1%} |")
+    rows += ["", f"{figures['n']} long mails: {figures['whole_seconds']} s read whole, "
+                 f"{figures['passages_seconds']} s in passages (the Embedder choosing each mail's passage; "
+                 "EXTRACT over an index uses its stored vectors instead)"]
+    return "\n".join(rows)
+
+
 def _dev_sets() -> dict[str, list]:
     from models.build import _profile_params
     from models.training import extract_data

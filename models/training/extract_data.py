@@ -646,3 +646,54 @@ def mixed(seed: int, split: Split, persona_share: float = PERSONA_SHARE) -> Iter
     while True:
         source = personas if personas is not None and rng.random() < persona_share else templates
         yield next(source)
+
+
+# ---------------------------------------------------------------------------- long mails
+# What real mails wrap their facts in: paragraphs of service text before and after
+# (the mail importer flattens a body to one line and starts it "Mail from ... on
+# <subject>: "). Only for measuring EXTRACT's reading of long texts, never trained on.
+FILLER = [
+    "We are delighted to welcome you soon and hope you will enjoy your time with us.",
+    "If you have any questions about parking, late arrival or breakfast, our front desk is available around the "
+    "clock.",
+    "Please note that cancellations are free of charge up to 48 hours before arrival.",
+    "Download our app to manage your booking, check in online and receive offers.",
+    "Remember that liquids in your hand luggage must be in containers of 100 ml or less.",
+    "Bags larger than A4 are not allowed inside the venue; a cloakroom is available.",
+    "Your personal data is processed in accordance with our privacy policy.",
+    "Bitte drucken Sie diese E-Mail aus oder zeigen Sie sie auf Ihrem Smartphone vor.",
+    "Der Einlass beginnt eine Stunde vor Beginn der Veranstaltung.",
+    "Wir freuen uns auf Ihren Besuch und wünschen Ihnen eine angenehme Reise.",
+    "Stornierungen sind bis 48 Stunden vor Anreise kostenlos möglich.",
+    "Follow us on social media to hear about new dates and special offers first.",
+    "This message was sent to you because you made a purchase with us.",
+    "Our customer service team is happy to help you Monday to Friday from 8 am to 6 pm.",
+]
+LONG_MAIL_KINDS = ("hotel", "flight", "tickets", "order_mail", "purchase", "restaurant")
+SUBJECTS = ["Your reservation is confirmed", "Ihre Buchung", "Your e-tickets", "Booking confirmation",
+            "Order update", "Ihre Bestellung"]
+
+
+def long_mail_examples(seed: int, n: int) -> list[Example]:
+    """``n`` dev examples (entities never seen in training) of the booking, order
+    and restaurant kinds, each text set in a mail of 3-6 paragraphs of service text
+    written as the mail importer writes a mail."""
+    rng = random.Random(f"{seed}:long-mails")
+    stream = examples(seed, "dev", absent_share=0.0)
+    out: list[Example] = []
+    while len(out) < n:
+        e = next(stream)
+        kind = e.template.split("/")[0]
+        if kind not in LONG_MAIL_KINDS or e.span is None or e.text.startswith("source: "):
+            continue
+        before = " ".join(rng.sample(FILLER, rng.randrange(2, 5)))
+        after = " ".join(rng.sample(FILLER, rng.randrange(1, 3)))
+        head = f"Mail from Customer Service to Alex Doe on {rng.choice(SUBJECTS)}: Hello, {before} "
+        body = " ".join(e.text.split())
+        shift = len(head) + e.text.index(e.value) - body.index(e.value) if e.value in body else None
+        if shift is None:
+            continue
+        text = f"{head}{body} {after}"
+        out.append(Example(text, e.key, e.value, e.attribute, (e.span[0] + shift, e.span[1] + shift),
+                           e.template, e.unseen_template, e.entities))
+    return out

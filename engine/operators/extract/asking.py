@@ -84,7 +84,7 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
     For a ``numeric`` key a title that is only a date is left out.
 
     A text too long to be read at once is asked about in its first passage and the
-    one nearest the key (:mod:`.reading`: by ``cosines``, the index's cosines of each
+    two nearest the key (:mod:`.reading`: by ``cosines``, the index's cosines of each
     event's paragraphs with the key, else by ``embedder``); of their answers, one
     written in its passage (not only in the title every passage is read with) wins,
     then one written in what was read, then one of the key's vocabulary, then the

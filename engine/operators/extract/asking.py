@@ -87,15 +87,18 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
     two nearest the key (:mod:`.reading`: by ``cosines``, the index's cosines of each
     event's paragraphs with the key, else by ``embedder``); of their answers, one
     written in its passage (not only in the title every passage is read with) wins,
-    then one written in what was read, then one of the key's vocabulary, then the
-    surer: asked the hotel of a booking mail, the model answered "reservation" from
-    its title, surer than of the hotel its third paragraph names.
+    then one written in what was read, then one of the key's vocabulary, then one
+    from a passage nearer the key, then the surer: asked the hotel of a booking mail,
+    the model answered "reservation" from its title, surer than of the hotel its third
+    paragraph names; asked the performer of a ticket mail, the mail's recipient from
+    its first passage ("Mail from Ticket Office to Anna Berg on ...").
 
     Each distinct text is asked once (:func:`_answered_once`); with ``ctx``,
     cancelling is checked and progress said between calls of the extractor."""
     queries: list[tuple[str, str]] = []
     owner: list[tuple[int, int]] = []  # (row, part of the row) of each query
     read: list[str] = []  # the passage of the row's text each query reads
+    nearness: list[int] = []  # how near the key that passage is: 0 the first passage, higher nearer
     for n, r in enumerate(rows):
         text = r.get("text") or ""
         merged = len(r.ids) > 1 and MERGED_TEXTS in text
@@ -111,15 +114,17 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
             nearest = None
             if len(passages) > 1 and not merged and cosines and (stored := cosines.get(next(iter(r.ids)))):
                 nearest = nearest_by_paragraph(passages, part, stored)
-            for j in chosen_passages(passages, key, embedder, nearest):
+            chosen = chosen_passages(passages, key, embedder, nearest)
+            for position, j in enumerate(chosen):
                 queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, passages[j]), key))
                 owner.append((n, k))
                 read.append(passages[j])
+                nearness.append(0 if position == 0 else len(chosen) - position)
     answers = _answered_once(extractor, queries, ctx)
     # the best answer of each part's passages: (answer, written in the passage, written in
-    # what was read, of the key's vocabulary, logprob)
-    best: dict[tuple[int, int], tuple[Any, bool, bool, bool, float]] = {}
-    for (n, k), (a, logprob), (text, _), passage in zip(owner, answers, queries, read):
+    # what was read, of the key's vocabulary, nearness, logprob)
+    best: dict[tuple[int, int], tuple[Any, bool, bool, bool, int, float]] = {}
+    for (n, k), (a, logprob), (text, _), passage, near in zip(owner, answers, queries, read, nearness):
         a = answered(a, text, key)
         if a is None:
             a = people_named(text, key, segmenter)
@@ -129,12 +134,12 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
             continue  # a guess: the cuisine of a Netflix episode, "indian" as a fruit
         said = isinstance(a, str)
         found = (a, said and a.lower() in passage.lower(), said and a.lower() in text.lower(),
-                 of_its_vocabulary(a, key), logprob)
+                 of_its_vocabulary(a, key), near, logprob)
         if (n, k) not in best or found[1:] > best[(n, k)][1:]:
             best[(n, k)] = found
     out: list[Any] = [None] * len(rows)
     written = [False] * len(rows)  # whether out[n] is written in the text it was read from
-    for (n, _), (a, _, here, vocabulary, _) in sorted(best.items()):
+    for (n, _), (a, _, here, vocabulary, _, _) in sorted(best.items()):
         # ... and of those, one of the vocabulary the key asks for: the football
         # match's "football" is no cuisine, the dinner's "italian" is
         if out[n] is None or (here, vocabulary) > (written[n], of_its_vocabulary(out[n], key)):

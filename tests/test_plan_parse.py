@@ -329,3 +329,23 @@ def test_qud_is_fine_while_planning_but_not_executable():
     plan = parse_plan('SUM(l=QUD("my food orders with amounts"), attr_name="amount")')
     assert validate_plan(plan, executable=False) == []
     assert "not decomposed" in validate_plan(plan)[0].message
+
+
+def test_a_part_of_a_lambda_that_reads_no_variable_is_computed_once_per_context(monkeypatch):
+    from datetime import date, datetime, timezone
+
+    calls: list[str] = []
+    impl = dict(X._IMPL)
+    monkeypatch.setitem(X._IMPL, "days", lambda ctx, n: (calls.append("days"), impl["days"](ctx, n))[1])
+    monkeypatch.setitem(X._IMPL, "month", lambda ctx, x: (calls.append("month"), impl["month"](ctx, x))[1])
+    plan = parse_plan('FILTER(l=RETRIEVE(query="songs"), filter=lambda e: month(e.start) == month(today() - days(30)))')
+    fn = plan.filter
+    starts = [datetime(2024, m, 3, 12, tzinfo=timezone.utc) for m in (1, 2, 3, 2, 2)]
+    ctx = X.EvalContext(date(2024, 3, 15))  # 30 days before: 14 February
+    got = [X.call_lambda(fn, ({"start": s},), ctx) for s in starts]
+    assert got == [False, True, False, True, True]
+    # days(30) and the month of the day 30 days ago once; the month of each start five times
+    assert calls.count("days") == 1 and calls.count("month") == 5 + 1
+    # another day is another context: computed again, and right for it
+    assert X.call_lambda(fn, ({"start": starts[0]},), X.EvalContext(date(2024, 1, 31))) is True
+    assert calls.count("days") == 2

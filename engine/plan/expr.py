@@ -412,7 +412,32 @@ def _prepared(expr: Expr) -> _Evaluator:
     return fn
 
 
-def _closure(expr: Expr) -> _Evaluator:  # noqa: C901 - one branch per node kind
+def _closure(expr: Expr) -> _Evaluator:
+    """The evaluator of ``expr``; one that reads no variable (``today() - days(30)``)
+    is computed once per evaluation context, not once per row: over 223,332 song
+    plays, ``month(e.start) == month(today() - days(30))`` made five calls a row."""
+    inner = _node_closure(expr)
+    if isinstance(expr, (Const, Var, Lambda)) or any(isinstance(n, Var) for n in walk(expr)):
+        return inner
+    return _once_per_context(inner)
+
+
+def _once_per_context(inner: _Evaluator) -> _Evaluator:
+    """``inner``'s value kept for the latest evaluation context it was computed in
+    (its value depends on nothing else); an error is raised again each time."""
+    kept: list = [None]  # (context, value), replaced whole: another thread never sees half of it
+
+    def constant(env, ctx):
+        entry = kept[0]
+        if entry is not None and entry[0] == ctx:
+            return entry[1]
+        value = inner(env, ctx)
+        kept[0] = (ctx, value)
+        return value
+    return constant
+
+
+def _node_closure(expr: Expr) -> _Evaluator:  # noqa: C901 - one branch per node kind
     if isinstance(expr, Const):
         value = expr.value
         return lambda env, ctx: value

@@ -24,6 +24,15 @@ class Row:
         self.ids = frozenset(ids)
         self.raw = dict(raw) if raw else {}
 
+    @classmethod
+    def owning(cls, values: dict[str, Any], ids: frozenset[str], raw: dict[str, Any]) -> "Row":
+        """A row that takes ``values`` and ``raw`` as they are, without copying: for
+        dicts its caller has just made and gives up (RETRIEVE makes hundreds of
+        thousands of rows, and copying their dicts was a fifth of its time)."""
+        row = cls.__new__(cls)
+        row.values, row.ids, row.raw = values, ids, raw
+        return row
+
     def get(self, name: str, default: Any = None) -> Any:
         return self.values.get(name, default)
 

@@ -72,9 +72,10 @@ class Event:
         return passages(self.pairs, self.source, self.kind, self.title, self.text)
 
     def row(self) -> Row:
-        return Row({"source": self.source, "kind": self.kind, "title": self.title or "",
-                    "text": self.text or "", "start": self.start, "end": self.end},
-                   (self.id,), self.attributes)
+        """The event as a row; the row shares the event's attributes (neither changes them)."""
+        return Row.owning({"source": self.source, "kind": self.kind, "title": self.title or "",
+                           "text": self.text or "", "start": self.start, "end": self.end},
+                          frozenset((self.id,)), self.attributes)
 
 
 def fetch_events(ctx: OperatorContext, ids: Iterable[str]) -> list[Event]:

@@ -1488,8 +1488,10 @@ def test_a_time_filter_over_an_extract_runs_first_with_the_same_answer(store):
     # the year and the title conditions ran first: the extractor read 2024's 29 notes
     # (9 of them as the sample, then the batch), not the 50 + 60 it read before
     assert extractor.calls == [9, 29]
+    # ... and RETRIEVE read only the notes that start in 2024 or within a day of it
+    # (the filter reads local time; the store keeps UTC): 31 December 2023's too
     assert [(n.operator, n.rows) for n in result.nodes] == [
-        ("APPLY", 1), ("FILTER", 19), ("EXTRACT", 29), ("FILTER", 29), ("RETRIEVE", 60)]
+        ("APPLY", 1), ("FILTER", 19), ("EXTRACT", 29), ("FILTER", 29), ("RETRIEVE", 31)]
     assert result.nodes[1].plan.endswith('filter=lambda e: e["mood"] == "great")')
 
 
@@ -1918,3 +1920,31 @@ def test_extract_reads_the_passage_of_a_long_mail_that_holds_the_value(store):
     assert passages_of("Dinner at Luigi's") == ["Dinner at Luigi's"]
     # a sentence longer than a passage is cut between words
     assert [len(p) <= 50 for p in passages_of("word " * 40, 50)] == [True] * 4
+
+
+def test_a_search_under_a_time_filter_reads_only_the_events_it_can_keep_with_the_same_answer(store):
+    """Two years of plays, counted for one month of every year and for one year: the
+    search reads only the plays that can pass (the month in each play's local time,
+    the year with a day's margin), and the counts are those of the filter over all."""
+    from engine.plan import expr as X
+
+    t = datetime(2023, 1, 1, 0, 30, tzinfo=BERLIN)  # 23:30 UTC on 31 December 2022
+    plays = [ev("spotify", "music_stream", t + timedelta(hours=12 * i), 3, "Muse – Uprising",
+                "Listened to Uprising by Muse", artist="Muse", track="Uprising") for i in range(2 * 730)]
+    add(store, plays)
+    patterns = FakePatterns({"spotify": "relevant"}, default="irrelevant")
+    for condition in ("month(e.start) == 1", "year(e.start) == 2023", "year(e.start) == 2024 and month(e.start) == 2",
+                      "e.start >= date(2024, 6, 1)"):
+        plan = f'APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: {condition}), fct=len)'
+        fn = parse_plan(plan).l.filter
+        expected = sum(1 for p in plays if X.call_lambda(fn, (Row({"start": p.start.astimezone(BERLIN)}, ()),),
+                                                         X.EvalContext(TODAY)))
+        result = execute(plan, store, Models(patterns=patterns), today=TODAY)
+        retrieved = next(n.rows for n in result.nodes if n.operator == "RETRIEVE")
+        assert result.value == expected, condition
+        assert expected <= retrieved < len(plays), condition
+    # a month in local time: the first play, 00:30 on 1 January in Berlin, is January's
+    # though it is 31 December in UTC
+    jan = execute('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: month(e.start) == 1), fct=len)',
+                  store, Models(patterns=patterns), today=TODAY)
+    assert next(n.rows for n in jan.nodes if n.operator == "RETRIEVE") == jan.value

@@ -349,3 +349,32 @@ def test_a_part_of_a_lambda_that_reads_no_variable_is_computed_once_per_context(
     # another day is another context: computed again, and right for it
     assert X.call_lambda(fn, ({"start": starts[0]},), X.EvalContext(date(2024, 1, 31))) is True
     assert calls.count("days") == 2
+
+
+@pytest.mark.parametrize("condition, span", [
+    ("year(e.start) == year(today()) - 1", ("2022-12-31", "2024-01-02")),
+    ('year(e.start) == 2023 and month(e.start) == 12 and e["artist"] == "X"', ("2023-11-30", "2024-01-02")),
+    ("e.start >= today() - days(7)", ("2024-03-07", None)),
+    ("today() - days(7) <= e.start", ("2024-03-07", None)),
+    ("e.start >= date(2024, 1, 1) and e.start < date(2024, 2, 1)", ("2023-12-31", "2024-02-03")),
+    ("date(e.start) == date(2024, 3, 1)", ("2024-02-29", "2024-03-03")),
+    ("2022 <= year(e.start)", ("2021-12-31", None)),
+    ("year(e.start) < 2020", (None, "2020-01-02")),
+    # a month of every year, in local time
+    ("month(e.start) == month(today() - days(30))", (None, None, 2)),
+    # no span: a choice of years, a condition on something else
+    ("year(e.start) == 2021 or year(e.start) == 2022", None),
+    ('e["artist"] == "X"', None),
+    ("e.end >= today()", None),
+])
+def test_the_span_a_filter_lets_events_start_in_is_read_off_its_condition(condition, span):
+    from datetime import date, datetime
+
+    from engine.plan.timerange import start_span
+
+    plan = parse_plan(f'FILTER(l=RETRIEVE(query="x"), filter=lambda e: {condition})')
+    got = start_span(plan.filter, X.EvalContext(date(2024, 3, 15)))
+    if span is not None and len(span) == 2:
+        span = (*span, None)
+    want = None if span is None else tuple(d if not isinstance(d, str) else datetime.fromisoformat(d) for d in span)
+    assert got == want

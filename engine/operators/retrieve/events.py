@@ -6,10 +6,12 @@ Reads the store; never writes it, and decides nothing.
 """
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 import orjson
+import pyarrow as pa
 
 from engine.operators.context import OperatorContext
 from engine.plan import expr as X
@@ -113,6 +115,26 @@ def ids_in_window(ctx: OperatorContext, source: str, kind: str) -> list[str] | N
         'SELECT id, start, "end", tz_offset_min FROM events WHERE source = ? AND kind = ?', [source, kind]).fetchall()
     return [i for i, start, end, tz in rows
             if ctx.is_wanted(Row({"start": local(start, tz), "end": local(end, tz)}, (i,)))]
+
+
+def ids_starting_within(ctx: OperatorContext, ids: list[str], span: tuple) -> list[str]:
+    """Those of ``ids`` whose stored (UTC) start lies in ``span`` ([low, high), either
+    end None for open; and in its month of the year, local time, where it names one:
+    :data:`engine.plan.timerange.Span`), in the order given."""
+    low, high, month = span
+    where = " AND ".join(w for w, v in (
+        ("start >= ?", low), ("start < ?", high),
+        ("month(start + to_minutes(coalesce(tz_offset_min, 0)::BIGINT)) = ?", month)) if v is not None)
+    con = ctx.store.reader()
+    name = f"_span_ids_{threading.get_ident()}"
+    con.register(name, pa.table({"_id": pa.array(ids, pa.string())}))
+    try:
+        inside = {r[0] for r in con.execute(
+            f"SELECT id FROM events SEMI JOIN {name} ON events.id = {name}._id WHERE {where}",
+            [v for v in (low, high, month) if v is not None]).fetchall()}
+    finally:
+        con.unregister(name)
+    return [i for i in ids if i in inside]
 
 
 def sample_ids(ctx: OperatorContext, source: str, kind: str, n: int) -> list[str]:

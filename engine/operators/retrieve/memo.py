@@ -11,16 +11,23 @@ import weakref
 
 from engine.operators.context import OperatorContext
 from engine.plan.nodes import Retrieve
+from engine.plan.timerange import Span, start_span
 from engine.plan.rows import Row
 
 
+def search_span(ctx: OperatorContext) -> Span | None:
+    """The span of time the condition over the search lets events start in, if it
+    bounds one (:func:`engine.plan.timerange.start_span`)."""
+    return None if ctx.wanted is None else start_span(ctx.wanted, ctx.eval_context)
+
+
 def search_key(node: Retrieve, ctx: OperatorContext) -> tuple:
-    """The inputs a search's result depends on: the query, the settings, and the
-    condition it judges a window of events by, where it does (the models are the
-    engine's own)."""
+    """The inputs a search's result depends on: the query, the settings, the
+    condition it judges a window of events by, where it does, and the span of time it
+    reads (the models are the engine's own)."""
     windowed = ctx.wanted is not None and bool(ctx.window)
     return (node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
-            ctx.window if windowed else 0, id(ctx.models))
+            ctx.window if windowed else 0, search_span(ctx), id(ctx.models))
 
 
 def recall(ctx: OperatorContext, key: tuple) -> list[Row] | None:

@@ -8,10 +8,10 @@ from __future__ import annotations
 from engine.operators.context import OperatorContext
 from engine.operators.retrieve.acceptance import accepted_by_embedder
 from engine.operators.retrieve.candidates import search_candidates, whole_groups
-from engine.operators.retrieve.events import fetch_events, group_sizes
+from engine.operators.retrieve.events import fetch_events, group_sizes, ids_starting_within
 from engine.operators.retrieve.groups import decide_groups, label_groups, revive_irrelevant
 from engine.operators.retrieve.kinds import of_the_kind_named
-from engine.operators.retrieve.memo import recall, remember, search_key
+from engine.operators.retrieve.memo import recall, remember, search_key, search_span
 from engine.operators.retrieve.merging import merge_overlapping
 from engine.operators.retrieve.reranking import rerank
 from engine.operators.retrieve.values import judge_values
@@ -61,13 +61,32 @@ def _retrieve(query: str, ctx: OperatorContext) -> list[Row]:
     # 4. the reranker decides the candidates no pattern did
     if undecided:
         found.kept.update(dict.fromkeys(rerank(ctx, query, undecided)))
-    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, list(found.kept))], ctx)
+    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, list(found.kept)))], ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
     more = len(found.said) - _NOTED_PATTERNS
     ctx.note("patterns: " + "; ".join(found.said[:_NOTED_PATTERNS]) + (f"; … {more} more" if more > 0 else ""))
     return merged
+
+
+def _in_the_span(ctx: OperatorContext, kept: list[str]) -> list[str]:
+    """Of the events kept, those whose start lies in the span of time the FILTER
+    over this RETRIEVE lets through (:func:`engine.plan.timerange.start_span`); the
+    FILTER still decides which of them pass. Twelve years of song plays were made
+    into rows to count one month's."""
+    span = search_span(ctx)
+    if span is None or not kept:
+        return kept
+    inside = ids_starting_within(ctx, kept, span)
+    if not inside:
+        # all of them: the FILTER then counts none ("0 times in 2025"), where a
+        # search that found nothing would say there is nothing like it at all
+        return kept
+    if len(inside) < len(kept):
+        ctx.note(f"{len(kept) - len(inside):,} of the {len(kept):,} events kept start outside the time the "
+                 "filter over this search lets through; not read")
+    return inside
 
 
 def _say_waiting(ctx: OperatorContext, stage: str, done: int, total: int, seconds: float) -> None:

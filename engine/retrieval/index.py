@@ -184,6 +184,9 @@ class RetrievalIndex:
         # the very documents it holds uses it (rebuilding took 2.3 s for 38k events,
         # paid by every session's first question)
         self._fts_dirty = not self._fts_current()
+        # the store's fingerprint (_store_fingerprint) when a refresh last finished whole:
+        # while it is the same, a refresh has nothing to do
+        self._refreshed_at: tuple | None = None
 
     def _reset_if_stale(self) -> None:
         """Documents written by another verbalisation, or term weights of another
@@ -245,6 +248,14 @@ class RetrievalIndex:
         t0 = time.perf_counter()
         if not self._acquire(cancel, waiting):
             return RefreshStats(0, 0, 0, time.perf_counter() - t0, self._fts_backend)
+        try:
+            seen = self._store_fingerprint()
+        except BaseException:
+            self._lock.release()
+            raise
+        if seen == self._refreshed_at:  # the store is as the last whole refresh left it
+            self._lock.release()
+            return RefreshStats(0, 0, 0, time.perf_counter() - t0, self._fts_backend)
 
         def report(stage: str, done: int, total: int) -> None:
             self._busy = (stage, done, total, t0)
@@ -267,11 +278,20 @@ class RetrievalIndex:
                     embedded = before - self.vectors.unembedded_events()
             if added or removed or encoded or embedded:  # searches would find otherwise now
                 self.memo.clear()
+            if cancel is None or not cancel.is_set():
+                self._refreshed_at = seen
             return RefreshStats(added, removed, encoded, time.perf_counter() - t0, self._fts_backend, texts,
                                 embedded)
         finally:
             self._busy = None
             self._lock.release()
+
+    def _store_fingerprint(self) -> tuple:
+        """What changes whenever events are added to or removed from the store: their
+        count and two sums of their ids' hashes. At a million events it takes 52 ms,
+        where finding the new and the removed ids took 0.33 s on every question."""
+        return tuple(self.store.reader().execute(
+            "SELECT count(*), bit_xor(hash(id)), sum(hash(id)) FROM events").fetchone())
 
     def _add_documents(self, cancel, report) -> tuple[int, int]:
         """Documents, units and passage references for the store's new events; those of

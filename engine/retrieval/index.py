@@ -64,14 +64,16 @@ def _fts_extension_path() -> str | None:
     return str(path) if path.exists() else None
 
 
-def read_events(store, ids: list[str], select: str) -> list[tuple]:
-    """``select`` (a SELECT ... FROM events) for the events with these ids, joined
-    against a registered id list: list_contains per row would scan quadratically."""
+def read_events(store, ids: list[str], select: str, where: str = "", params: list | None = None) -> list[tuple]:
+    """``select`` (a SELECT ... FROM events) for the events with these ids (and, with
+    ``where``, that condition, its ``params``), joined against a registered id list:
+    list_contains per row would scan quadratically."""
     con = store.reader()
     name = f"_ids_{threading.get_ident()}"
     con.register(name, pa.table({"_id": pa.array(ids, pa.string())}))
     try:
-        return con.execute(f"{select} SEMI JOIN {name} ON events.id = {name}._id").fetchall()
+        return con.execute(f"{select} SEMI JOIN {name} ON events.id = {name}._id" + (f" WHERE {where}" if where else ""),
+                           params or []).fetchall()
     finally:
         con.unregister(name)
 

@@ -21,6 +21,16 @@ MAX_PASSAGES = 12
 SIMILARITY_CHARS = 256
 
 
+def paragraphs(text: str | None) -> list[str]:
+    """The paragraphs of ``text`` (split at blank lines), stripped, none empty."""
+    return [p.strip() for p in _PARAGRAPH.split(text or "") if p.strip()]
+
+
+def sentence_pieces(text: str) -> list[str]:
+    """``text`` cut at line ends and sentence ends, pieces stripped, none empty."""
+    return [s.strip() for line in _LINE.split(text) for s in _SENTENCE_END.split(line) if s.strip()]
+
+
 def passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None,
              text: str | None) -> list[str]:
     """What RETRIEVE's event classifier reads of one event: the verbalised event
@@ -29,11 +39,11 @@ def passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | 
     The classifier sees 64 tokens; the third paragraph of a day's note ("I watched
     a movie on TV") was never read."""
     first = verbalise(pairs)
-    paragraphs = [p.strip() for p in _PARAGRAPH.split(text or "") if p.strip()]
-    if len(paragraphs) < 2:
+    parts = paragraphs(text)
+    if len(parts) < 2:
         return [first]
     head = key_values(source, kind, title, None, None)
-    return [first, *(verbalise([*head, ("text", p)]) for p in paragraphs[1:MAX_PASSAGES])]
+    return [first, *(verbalise([*head, ("text", p)]) for p in parts[1:MAX_PASSAGES])]
 
 
 #: sentences of one event's text the Embedder reads at most (in the index: a long

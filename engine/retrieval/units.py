@@ -44,7 +44,7 @@ import hashlib
 import re
 from typing import Any
 
-from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, passages, sentences
+from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, paragraphs, passages, sentences
 from engine.retrieval.verbalise import _NOT_PATTERN_KEYS, key_values, verbalise
 
 #: paragraphs of a text read as units of their own (beyond them the encoder reads
@@ -56,9 +56,7 @@ _MIN_VALUE_CHARS = 2
 #: the share of a title's or text's letters its attribute values must make up for it
 #: to be read as a template (:func:`as_template`)
 TEMPLATE_SHARE = 1 / 3
-_PARAGRAPH = re.compile(r"\n\s*\n")
 _LETTER = re.compile(r"[^\W\d_]")
-_WORD = re.compile(r"[^\W_]")
 _SPACES = re.compile(r"[ \t]+")
 _SPACE_BEFORE_PUNCT = re.compile(r"[ \t]+([.,;:!?])")
 
@@ -181,7 +179,7 @@ def as_template(text: str, values: list[tuple[str, str]], *, own_words: bool = F
 def _template_values(view: list[tuple[str, Any]]) -> list[tuple[str, str]]:
     """The values of ``view`` a title or text may be made of, longest first."""
     return sorted(((k, v) for k, v in view if v.__class__ is str and k != "source" and k != "kind"
-                   and k != "title" and k != "text" and len(v) >= _MIN_VALUE_CHARS and _WORD.search(v)),
+                   and k != "title" and k != "text" and len(v) >= _MIN_VALUE_CHARS and any(c.isalnum() for c in v)),
                   key=lambda kv: len(kv[1]), reverse=True)
 
 
@@ -215,8 +213,7 @@ def sparse_units(pairs: list[tuple[str, Any]], view: list[tuple[str, Any]] | Non
         if k == "source" or k == "kind":
             continue
         if k == "text" and "\n" in v:
-            paragraphs = [p.strip() for p in _PARAGRAPH.split(v) if p.strip()] or [v]
-            units += [verbalise([(k, p)]) for p in paragraphs[:MAX_SPARSE_PARAGRAPHS]]
+            units += [verbalise([(k, p)]) for p in (paragraphs(v) or [v])[:MAX_SPARSE_PARAGRAPHS]]
         elif k == "text" or k == "title":
             units.append(verbalise([(k, v)]))
         else:

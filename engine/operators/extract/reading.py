@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engine.retrieval.passages import MAX_PASSAGES
+from engine.retrieval.passages import MAX_PASSAGES, paragraphs, sentence_pieces
 
 #: characters of prose the extractor is given at a time. Its 256 source tokens hold
 #: about 360 with a verbalised event's head, but it was trained on texts of one to
@@ -34,16 +34,13 @@ NEAREST = 2
 #: characters: its first passages are what it is about)
 EMBEDDED_PASSAGES = 8
 
-_PARAGRAPH = re.compile(r"\n\s*\n")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)|\n")
 
 
 def _pieces(text: str, limit: int) -> list[str]:
     """``text`` (one paragraph) in pieces of at most ``limit`` characters: sentences,
     and a sentence longer than that cut between words."""
     out: list[str] = []
-    for sentence in _SENTENCE_END.split(text):
-        sentence = sentence.strip()
+    for sentence in sentence_pieces(text):
         while len(sentence) > limit:
             cut = sentence.rfind(" ", 0, limit)
             cut = cut if cut > limit // 2 else limit
@@ -54,12 +51,6 @@ def _pieces(text: str, limit: int) -> list[str]:
     return out
 
 
-def paragraphs_of(text: str) -> list[str]:
-    """The paragraphs of ``text`` as the retrieval index cuts them
-    (:func:`engine.retrieval.passages.passages`)."""
-    return [p.strip() for p in _PARAGRAPH.split(text) if p.strip()]
-
-
 def passages_of(text: str, limit: int = READ_CHARS) -> list[str]:
     """``text`` as passages of at most ``limit`` characters, in order: consecutive
     paragraphs packed together up to the limit, a longer paragraph in pieces of its
@@ -68,7 +59,7 @@ def passages_of(text: str, limit: int = READ_CHARS) -> list[str]:
         return [text]
     out: list[str] = []
     current, joint = "", "\n\n"
-    for paragraph in paragraphs_of(text):
+    for paragraph in paragraphs(text):
         for piece in [paragraph] if len(paragraph) <= limit else _pieces(paragraph, limit):
             if current and len(current) + len(joint) + len(piece) > limit:
                 out.append(current)
@@ -97,11 +88,11 @@ def nearest_by_paragraph(passages: Sequence[str], text: str, cosines: Sequence[f
     from the index's cosines of the text's passages
     (:meth:`engine.retrieval.index.RetrievalIndex.passage_similarities`: the whole
     event first, then each later paragraph); None when they do not fit the text."""
-    paragraphs = paragraphs_of(text)[1:MAX_PASSAGES]
-    if len(cosines) != len(paragraphs) + 1 or not paragraphs:
+    later = paragraphs(text)[1:MAX_PASSAGES]
+    if len(cosines) != len(later) + 1 or not later:
         return None
-    order = sorted(range(len(paragraphs)), key=lambda i: -cosines[i + 1])
-    held = (passage_holding(passages, paragraphs[i]) for i in order)
+    order = sorted(range(len(later)), key=lambda i: -cosines[i + 1])
+    held = (passage_holding(passages, later[i]) for i in order)
     return list(dict.fromkeys(i for i in held if i is not None))[:NEAREST]
 
 

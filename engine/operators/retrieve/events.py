@@ -6,12 +6,10 @@ Reads the store; never writes it, and decides nothing.
 """
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterable
 from datetime import datetime, timedelta, timezone
 
 import orjson
-import pyarrow as pa
 
 from engine.operators.context import OperatorContext
 from engine.plan import expr as X
@@ -122,18 +120,11 @@ def ids_starting_within(ctx: OperatorContext, ids: list[str], span: tuple) -> li
     end None for open; and in its month of the year, local time, where it names one:
     :data:`engine.plan.timerange.Span`), in the order given."""
     low, high, month = span
-    where = " AND ".join(w for w, v in (
-        ("start >= ?", low), ("start < ?", high),
-        ("month(start + to_minutes(coalesce(tz_offset_min, 0)::BIGINT)) = ?", month)) if v is not None)
-    con = ctx.store.reader()
-    name = f"_span_ids_{threading.get_ident()}"
-    con.register(name, pa.table({"_id": pa.array(ids, pa.string())}))
-    try:
-        inside = {r[0] for r in con.execute(
-            f"SELECT id FROM events SEMI JOIN {name} ON events.id = {name}._id WHERE {where}",
-            [v for v in (low, high, month) if v is not None]).fetchall()}
-    finally:
-        con.unregister(name)
+    conditions = (("start >= ?", low), ("start < ?", high),
+                  ("month(start + to_minutes(coalesce(tz_offset_min, 0)::BIGINT)) = ?", month))
+    inside = {r[0] for r in read_events(ctx.store, ids, "SELECT id FROM events",
+                                        " AND ".join(w for w, v in conditions if v is not None),
+                                        [v for _, v in conditions if v is not None])}
     return [i for i in ids if i in inside]
 
 

@@ -21,13 +21,13 @@ def search_span(ctx: OperatorContext) -> Span | None:
     return None if ctx.wanted is None else start_span(ctx.wanted, ctx.eval_context)
 
 
-def search_key(node: Retrieve, ctx: OperatorContext) -> tuple:
+def search_key(node: Retrieve, ctx: OperatorContext, span: Span | None) -> tuple:
     """The inputs a search's result depends on: the query, the settings, the
-    condition it judges a window of events by, where it does, and the span of time it
-    reads (the models are the engine's own)."""
+    condition it judges a window of events by, where it does, and the ``span`` of
+    time it reads (:func:`search_span`; the models are the engine's own)."""
     windowed = ctx.wanted is not None and bool(ctx.window)
     return (node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
-            ctx.window if windowed else 0, search_span(ctx), id(ctx.models))
+            ctx.window if windowed else 0, span, id(ctx.models))
 
 
 def recall(ctx: OperatorContext, key: tuple) -> list[Row] | None:

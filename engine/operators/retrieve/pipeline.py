@@ -17,6 +17,7 @@ from engine.operators.retrieve.reranking import rerank
 from engine.operators.retrieve.values import judge_values
 from engine.plan.nodes import Retrieve
 from engine.plan.rows import Row
+from engine.plan.timerange import Span
 from engine.retrieval.index import RetrievalIndex
 
 #: pattern decisions a search's notes list before "… n more"
@@ -33,17 +34,18 @@ def retrieve(node: Retrieve, ctx: OperatorContext) -> list[Row]:
     ctx.index.refresh(cancel=ctx.cancel, waiting=lambda stage, done, total, seconds: _say_waiting(
         ctx, stage, done, total, seconds))  # new or removed events clear the memo
     ctx.check_cancel()
-    key = search_key(node, ctx)
+    span = search_span(ctx)
+    key = search_key(node, ctx, span)
     rows = recall(ctx, key)
     if rows is not None:
         return rows
     start = len(ctx.notes)
-    rows = _retrieve(node.query, ctx)
+    rows = _retrieve(node.query, ctx, span)
     remember(ctx, key, rows, ctx.notes[start:])
     return rows
 
 
-def _retrieve(query: str, ctx: OperatorContext) -> list[Row]:
+def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     candidate_ids = search_candidates(ctx, query)
     # 1. one pattern per (source, kind): whole kinds in or out
     groups = group_sizes(ctx)
@@ -61,7 +63,7 @@ def _retrieve(query: str, ctx: OperatorContext) -> list[Row]:
     # 4. the reranker decides the candidates no pattern did
     if undecided:
         found.kept.update(dict.fromkeys(rerank(ctx, query, undecided)))
-    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, list(found.kept)))], ctx)
+    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, list(found.kept), span))], ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
@@ -70,12 +72,11 @@ def _retrieve(query: str, ctx: OperatorContext) -> list[Row]:
     return merged
 
 
-def _in_the_span(ctx: OperatorContext, kept: list[str]) -> list[str]:
-    """Of the events kept, those whose start lies in the span of time the FILTER
+def _in_the_span(ctx: OperatorContext, kept: list[str], span: Span | None) -> list[str]:
+    """Of the events kept, those whose start lies in ``span``, the time the FILTER
     over this RETRIEVE lets through (:func:`engine.plan.timerange.start_span`); the
     FILTER still decides which of them pass. Twelve years of song plays were made
     into rows to count one month's."""
-    span = search_span(ctx)
     if span is None or not kept:
         return kept
     inside = ids_starting_within(ctx, kept, span)

@@ -36,9 +36,6 @@ def _plays(path: Path, n: int, offset: int) -> Path:
     return path
 
 
-@pytest.mark.skip(reason="passes (no partial import seen, 436 timeline reads, 362 evidence loads), but the "
-                         "interpreter then aborts at exit: 'bool_dealloc: refcount error in a C extension' while "
-                         "collecting garbage; enable once that is found (issue #44 note)")
 @pytest.mark.slow
 @pytest.mark.gui
 def test_gui_reads_during_an_import_and_a_refresh_never_block_or_see_half_an_import(qtbot, tmp_path):

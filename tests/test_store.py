@@ -238,3 +238,21 @@ def test_sources_give_local_dates(store, tmp_path):
     import_paths(store, [a], registry=_registry({"a.txt": [new_year]}))
     [row] = store.sources()
     assert row["first"] == datetime(2023, 1, 1, 0, 30) == row["last"]
+
+
+def test_a_large_import_is_stored_in_small_row_groups_and_spills_beside_the_store(tmp_path):
+    """A row group's columns are held in memory while an import commits: mail bodies
+    in DuckDB's default 122,880-row groups cost hundreds of MB (engine.store.ROW_GROUP_ROWS)."""
+    path = tmp_path / "data" / "hindsight.duckdb"
+    store = EventStore(path)
+    import_paths(store, _files(tmp_path, ["big.txt"]), registry=_registry({"big.txt": _events(40_000)}))
+    store.write(lambda con: con.execute("CHECKPOINT")).result()
+    groups = store.reader().execute("SELECT row_group_id, max(count) FROM pragma_storage_info('events') "
+                                    "GROUP BY row_group_id").fetchall()
+    assert store.count() == 40_000
+    assert len(groups) >= 3 and max(n for _, n in groups) <= 16_384, groups  # not one group of 40k rows
+    setting = store.reader().execute("SELECT current_setting('temp_directory')").fetchone()[0]
+    assert setting == str(path) + ".tmp"
+    store.close()
+    with EventStore(path, read_only=True) as again:  # reopened, read-only, the same events
+        assert again.count() == 40_000

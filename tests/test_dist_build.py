@@ -106,9 +106,18 @@ def test_the_deb_declares_its_depends_and_the_desktop_entry(release):
 def test_the_installed_app_passes_its_self_test_offline_and_offscreen(installed, tmp_path):
     exe = installed / "opt" / "hindsight" / "hindsight"
     before = _snapshot(installed)
-    proc = subprocess.run(["unshare", "-n", str(exe), "--json", "--self-test"], capture_output=True, text=True,
-                          env=_clean_env(tmp_path, QT_QPA_PLATFORM="offscreen"), timeout=900)
+    # under strace too where it is installed: not one IPv4/IPv6 socket, from Python or a native library
+    trace = tmp_path / "strace.log"
+    traced = ["strace", "-f", "-qq", "--seccomp-bpf", "-e", "trace=socket,connect", "-o", str(trace)] \
+        if shutil.which("strace") else []
+    proc = subprocess.run(["unshare", "-n", *traced, str(exe), "--json", "--self-test"], capture_output=True,
+                          text=True, env=_clean_env(tmp_path, QT_QPA_PLATFORM="offscreen"), timeout=900)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    if traced:
+        from tests.reliability.test_network import _INET
+
+        sockets = [line for line in trace.read_text().splitlines() if _INET.search(line)]
+        assert sockets == [], sockets
     report = json.loads(proc.stdout)
     assert report["ok"] and report["platform"] == "offscreen"
     assert {s["name"] for s in report["steps"]} >= {"window", "question", "planner (llama.cpp)",

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from models.runtime.segmenter import SPACY_MODEL
+from models.runtime.segmenter import SPACY_MODEL, import_spacy, torch_hidden
 
 #: entity types that are no named thing a conversation is about (numbers, dates, amounts)
 _UNNAMED = {"CARDINAL", "ORDINAL", "DATE", "TIME", "QUANTITY", "MONEY", "PERCENT"}
@@ -22,10 +22,9 @@ class SpacyKeyphraser:
     """Entities and noun phrases per text, from one spaCy pass over each."""
 
     def __init__(self, name: str = SPACY_MODEL, *, batch_size: int = 16):
-        import spacy
-
-        # the tagger and parser make noun phrases; the lemmatizer is not needed
-        self._nlp = spacy.load(name, exclude=["lemmatizer"])
+        with torch_hidden():  # as the segmenter: thinc on numpy, torch never loaded
+            # the tagger and parser make noun phrases; the lemmatizer is not needed
+            self._nlp = import_spacy().load(name, exclude=["lemmatizer"])
         self.language = self._nlp.lang
         self._nlp.max_length = 2_000_000
         self._batch = batch_size

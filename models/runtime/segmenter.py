@@ -26,15 +26,38 @@ def torch_hidden():
             del sys.modules["torch"]
 
 
+@contextmanager
+def no_ipv6_probe():
+    """Within: the first import of urllib3 (spaCy imports it through ``requests`` for
+    its model download command, which Hindsight never runs) skips its import-time
+    probe, which opens an IPv6 socket and binds it to ::1. Hindsight opens no
+    internet socket at all (tests/reliability/test_network.py), not even that one."""
+    import socket
+
+    if "urllib3" in sys.modules or not socket.has_ipv6:
+        yield
+        return
+    socket.has_ipv6 = False
+    try:
+        yield
+    finally:
+        socket.has_ipv6 = True
+
+
+def import_spacy():
+    """spaCy, imported without torch and without urllib3's socket probe (see above)."""
+    with torch_hidden(), no_ipv6_probe():
+        import spacy
+    return spacy
+
+
 class SpacySegmenter:
     """``engine.protocols.Segmenter``."""
 
     def __init__(self, name: str = SPACY_MODEL):
         with torch_hidden():
-            import spacy
-
             # Sentences come from the parser, entities from ner; the rest only costs memory.
-            self._nlp = spacy.load(name, exclude=["tagger", "attribute_ruler", "lemmatizer"])
+            self._nlp = import_spacy().load(name, exclude=["tagger", "attribute_ruler", "lemmatizer"])
         self.name = name
         # entities need only the recogniser; the parser and the tok2vec it listens to
         # cost 3 of the 6 ms a short text takes (en_core_web_sm's ner has a tok2vec of its own)

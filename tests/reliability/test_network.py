@@ -102,3 +102,27 @@ def test_ask_with_the_real_models_succeeds_with_no_network(tmp_path, model_regis
     out, calls = offline(tmp_path, dd + ["--json", "doctor"], cache=cache)
     checks = json.loads(out.stdout)["checks"]
     assert calls == [] and all(c["status"] != "fail" for c in checks if c["area"] == "models"), checks
+
+
+@pytest.mark.slow
+def test_chat_trees_and_insights_succeed_with_no_network(tmp_path, model_registry):
+    """The background jobs an import of chats starts (trees, then insights), run from
+    the CLI with the real models: no socket from them either."""
+    data = tmp_path / "data"
+    dd = ["--data-dir", str(data)]
+    cache = Path(model_registry.cache)
+    out, calls = offline(tmp_path, dd + ["import", "--no-index", str(FIXTURES / "chatgpt" / "export"),
+                                         str(FIXTURES / "claude" / "data-2024-11-02-09-30-00-batch-0000")],
+                         cache=cache)
+    assert out.returncode == 0 and calls == [], out.stderr[-2000:]
+    out, calls = offline(tmp_path, dd + ["--json", "chats", "build", "--force"], cache=cache)
+    assert out.returncode == 0 and calls == [], out.stderr[-2000:]
+    out, calls = offline(tmp_path, dd + ["--json", "chats", "turns"], cache=cache)
+    turns = json.loads(out.stdout)
+    assert out.returncode == 0 and calls == [] and turns, out.stderr[-2000:]
+    assert any(t["parent_node_id"] is None for t in turns)  # every conversation has a root
+    out, calls = offline(tmp_path, dd + ["--json", "insights", "update"], cache=cache)
+    assert out.returncode == 0 and calls == [], out.stderr[-2000:]
+    out, calls = offline(tmp_path, dd + ["--json", "insights", "ask", "What did I ask about most?"], cache=cache)
+    assert out.returncode == 0 and calls == [], out.stderr[-2000:]
+    assert json.loads(out.stdout)["answer"], out.stdout[-2000:]

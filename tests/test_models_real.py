@@ -210,13 +210,21 @@ def test_a_prefix_evaluated_once_is_not_evaluated_again_in_the_same_process(regi
 
 def test_a_saved_prefix_keeps_no_copy_of_the_logits_buffer_and_still_restores(registry, tmp_path):
     """llama-cpp-python's saved state copies its n_batch x n_vocab logits buffer
-    (155 MB for the Qwen planner); the planner keeps one zero row instead."""
+    (155 MB for the Qwen planner); the planner keeps one zero row instead, holds no
+    logits buffer of that size, and keeps a state saved on disk only there."""
     planner = registry.planner()
+    assert planner._llm.scores.nbytes < 1_000_000
     prefix = "<|im_start|>system\nYou write plan steps, as count(name).<|im_end|>\n"
     planner.preload(prefix, tmp_path)
     [(_, state)] = [v for k, v in planner._saved.items() if k == prefix]
-    assert state.scores.nbytes < 1_000_000
+    assert state.is_dir() and (state / "kv.bin").is_file()  # read again when needed, not held
     assert sum(f.stat().st_size for f in tmp_path.rglob("scores.npy")) < 1_000_000
+    unsaved = "<|im_start|>system\nYou write plan steps, as sum(name).<|im_end|>\n"
+    planner.preload(unsaved)  # no folder: the state stays in memory, without the logits
+    [(_, kept)] = [v for k, v in planner._saved.items() if k == unsaved]
+    assert kept.scores.nbytes < 1_000_000
+    planner.complete(unsaved + "<|im_start|>user\nSum the runs.<|im_end|>\n<|im_start|>assistant\n",
+                     grammar='root ::= "sum(" [a-z_]+ ")"', max_tokens=12)
     prompt = prefix + "<|im_start|>user\nCount the runs.<|im_end|>\n<|im_start|>assistant\n"
     grammar = 'root ::= "count(" [a-z_]+ ")"'
     first = planner.complete(prompt, grammar=grammar, max_tokens=12)

@@ -62,6 +62,23 @@ def _without_scores(state):
                       state.n_tokens, state.llama_state, state.llama_state_size, state.seed)
 
 
+def _set_state(llm, state) -> None:
+    """``Llama.load_state`` without its two copies: of the logits (which the planner
+    never reads; see ``LlamaPlanner.__init__``) and of the KV blob, which llama.cpp
+    reads from ``state.llama_state`` directly when it is a ctypes array already."""
+    import llama_cpp
+
+    blob = state.llama_state
+    if not isinstance(blob, ctypes.Array):
+        blob = (ctypes.c_uint8 * state.llama_state_size).from_buffer_copy(blob)
+    llm.input_ids = state.input_ids.copy()
+    llm.n_tokens = state.n_tokens
+    llm._requires_eval = True
+    llm._seed = state.seed
+    if llama_cpp.llama_state_set_data(llm._ctx.ctx, blob, state.llama_state_size) != state.llama_state_size:
+        raise RuntimeError("llama.cpp refused the saved planner state")
+
+
 def instruction_sets() -> set[str]:
     """The CPU instruction sets the installed llama.cpp build uses ("AVX2", "AVX512",
     "AVX512_VNNI", ...), as its system info lists them."""
@@ -139,11 +156,21 @@ class LlamaPlanner:
                                     type_k=getattr(llama_cpp, f"GGML_TYPE_{key_cache.upper()}"),
                                     lora_path=str(self.lora_path) if self.lora_path else None)
         route_llama_log()  # Llama(verbose=False) may install its own callback
+        # llama-cpp-python allocates n_batch x n_vocab floats of logits (155 MB for
+        # Qwen2.5 at n_batch 256) for logprobs and stopping criteria, which the planner
+        # never asks for: without logits_all no evaluation writes them, and only
+        # load_state touched every page (broadcasting a saved row). One row is all it reads.
+        if not self._llm._logits_all:
+            import numpy as np
+
+            self._llm.scores = np.zeros((1, self._llm.n_vocab()), dtype=np.single)
         self._grammars: dict[str, object] = {}
         self._gates: dict[str, GrammarGate] = {}
         # one llama.cpp context: the Ask pane's engine and the Insights tab share this
         # planner (one 2 GB model, not two), each call runs alone
         self._busy = threading.RLock()
+        # per preloaded prefix: its tokens and its state, in memory, or the folder it
+        # is saved in (read again when needed: 165 MB for the planner's instructions)
         self._saved: OrderedDict[str, tuple[list[int], object]] = OrderedDict()
         self._max_saved = max_saved_prefixes
         # guessed tokens checked per forward pass (0: none), while this share of the
@@ -195,7 +222,7 @@ class LlamaPlanner:
         folder = self._state_folder(prefix, state_dir) if state_dir is not None else None
         state = self._load_state_files(folder) if folder is not None else None
         if state is not None and list(state.input_ids[:state.n_tokens]) == list(tokens):
-            llm.load_state(state)
+            _set_state(llm, state)
             log.info("planner prefix state loaded from %s", folder)
         else:
             llm.reset()
@@ -205,7 +232,9 @@ class LlamaPlanner:
                 self._save_state_files(folder, state)
         if folder is not None:
             prune_states(folder)
-        self._saved[prefix] = (tokens, _without_scores(state))
+        # kept on disk where it was saved there: held in memory it was 165 MB more resident
+        self._saved[prefix] = (tokens, folder if folder is not None else _without_scores(state))
+        del state
         self._saved.move_to_end(prefix)
         while len(self._saved) > self._max_saved:
             self._saved.popitem(last=False)
@@ -253,9 +282,11 @@ class LlamaPlanner:
 
         try:
             meta = json.loads((folder / "meta.json").read_text())
-            kv = (folder / "kv.bin").read_bytes()
-            if len(kv) != meta["size"]:
-                return None
+            size = int(meta["size"])
+            kv = (ctypes.c_uint8 * size)()  # read straight into what llama.cpp takes: no second copy
+            with open(folder / "kv.bin", "rb") as f:
+                if f.readinto(kv) != size or f.read(1):
+                    return None
             return LlamaState(np.load(folder / "input_ids.npy", allow_pickle=False),
                               np.load(folder / "scores.npy", allow_pickle=False),
                               int(meta["n_tokens"]), kv, int(meta["size"]), int(meta["seed"]))
@@ -268,7 +299,12 @@ class LlamaPlanner:
             if prompt.startswith(prefix):
                 current = list(llm.input_ids[:llm.n_tokens])
                 if current[:len(tokens)] != tokens:
-                    llm.load_state(state)
+                    if isinstance(state, Path):
+                        state = self._load_state_files(state)
+                        if state is None:  # the saved files went: the prompt is evaluated whole
+                            del self._saved[prefix]
+                            return
+                    _set_state(llm, state)
                 return
 
     def complete(self, prompt: str, *, grammar: str | None = None, max_tokens: int = 256,

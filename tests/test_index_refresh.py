@@ -493,6 +493,9 @@ def test_the_embedder_batches_texts_of_about_one_length():
     assert batches == [[6, 1], [2, 4], [0, 3], [5]]
     assert length_batches([5] * 5, 16) == [[0, 1, 2, 3, 4]]
     assert length_batches([], 16) == []
+    # a chat prompt's short sentences share a run when padding them costs less than a run
+    assert length_batches([8, 11, 60], 16) == [[0, 1], [2]]
+    assert length_batches([30] * 8 + [40], 16) == [list(range(8)), [8]]  # 80 tokens of padding: a run of its own
 
 
 def test_a_refresh_of_an_unchanged_store_reads_nothing(store):

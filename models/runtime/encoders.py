@@ -35,18 +35,25 @@ def _feed(tok, texts: Sequence[str]) -> dict:
 
 #: the most a batch's longest text may exceed its shortest, in tokens, as a share of it
 BATCH_SPREAD = 0.25
+#: what one more run costs, in padded tokens: MiniLM on 2 cores took about 1 ms a run
+#: plus 0.08 ms a token (1 x 8 tokens 1.8 ms, 1 x 128 11.3 ms, 4 x 32 11.1 ms)
+RUN_TOKENS = 12
 
 
 def length_batches(lengths: Sequence[int], most: int) -> list[list[int]]:
     """Indexes of texts of ``lengths`` (tokens) in batches of at most ``most``, each of
     texts of about one length (within ``BATCH_SPREAD`` of the batch's shortest, or
-    two tokens), shortest first."""
+    two tokens), shortest first. A text joins the batch before it also when the padding
+    it adds to that batch costs less than a run of its own: the few short sentences
+    of a chat prompt share one run."""
     order = sorted(range(len(lengths)), key=lambda i: lengths[i])
     batches: list[list[int]] = []
     for i in order:
-        if (batches and len(batches[-1]) < most
-                and lengths[i] <= max(lengths[batches[-1][0]] * (1 + BATCH_SPREAD), lengths[batches[-1][0]] + 2)):
-            batches[-1].append(i)
+        last = batches[-1] if batches else None
+        if last is not None and len(last) < most and (
+                lengths[i] <= max(lengths[last[0]] * (1 + BATCH_SPREAD), lengths[last[0]] + 2)
+                or len(last) * (lengths[i] - lengths[last[-1]]) <= RUN_TOKENS):
+            last.append(i)
         else:
             batches.append([i])
     return batches

@@ -15,7 +15,7 @@ from app.bench.aqa_set import grades, linear_conversation, ndcg, random_ndcg
 from engine.ingest import import_paths
 from engine.insights import job as insights_job
 from engine.insights import views
-from engine.insights.plan import GRAMMAR, ProbePlan, ProbePlanError, parse, prompt, time_window
+from engine.insights.plan import GRAMMAR, ProbePlan, ProbePlanError, consistent, parse, prompt, time_window
 from engine.insights.probe import Probe
 from importers.base import ImportContext
 
@@ -140,7 +140,7 @@ def chat_store(store, tmp_path):
 
 def _plan(**kw) -> dict:
     base = {"queries": ["anything"], "group_by": "topic", "year": None, "season": None, "month": None,
-            "last_days": None, "weekdays": [], "day_part": None, "topic": None}
+            "last": None, "weekdays": [], "day_part": None, "topic": None}
     base.update(kw)
     return base
 
@@ -234,6 +234,28 @@ def test_plan_parses_strictly_and_names_the_bad_field():
             parse(json.dumps(bad))
     with pytest.raises(ProbePlanError, match="not JSON"):
         parse("print('hi')")
+    with pytest.raises(ProbePlanError, match="last"):
+        parse(json.dumps(_plan(last={"count": 6, "unit": "fortnights"})))
+    assert parse(json.dumps(_plan(last={"count": 6, "unit": "months"}))).last == 6
+
+
+@pytest.mark.parametrize("fields, made", [
+    # a filter fixing the counted attribute leaves one value: it goes
+    ({"group_by": "season", "season": "summer"}, {"season": None}),
+    ({"group_by": "month", "month": 5, "year": 2025}, {"month": None, "year": 2025}),
+    ({"group_by": "day_part", "day_part": "evening"}, {"day_part": None}),
+    ({"group_by": "weekday", "weekdays": ["Friday"]}, {"weekdays": ()}),
+    ({"group_by": "year", "year": "last"}, {"year": None}),
+    ({"group_by": "topic", "topic": "travel"}, {"group_by": "subtopic", "topic": "travel"}),
+    ({"month": 1, "season": "winter"}, {"month": 1, "season": None}),  # the narrower window stands
+    # filters that leave several values stay
+    ({"group_by": "hour", "day_part": "evening"}, {"group_by": "hour", "day_part": "evening"}),
+    ({"group_by": "weekday", "weekdays": ["Saturday", "Sunday"]}, {"weekdays": (5, 6)}),
+    ({"group_by": "subtopic", "topic": "travel", "season": "summer"}, {"topic": "travel", "season": "summer"}),
+])
+def test_a_plan_is_made_consistent_from_its_fields(fields, made):
+    plan = parse(json.dumps(_plan(**fields)))
+    assert {k: getattr(plan, k) for k in made} == made
 
 
 @pytest.mark.parametrize("fields, today, window", [
@@ -243,11 +265,16 @@ def test_plan_parses_strictly_and_names_the_bad_field():
     ({"year": "last"}, date(2026, 4, 2), (date(2025, 1, 1), date(2026, 1, 1))),
     ({"month": 11}, date(2026, 4, 2), (date(2025, 11, 1), date(2025, 12, 1))),
     ({"month": 12, "year": 2025}, date(2026, 4, 2), (date(2025, 12, 1), date(2026, 1, 1))),
-    ({"last_days": 30}, date(2026, 4, 2), (date(2026, 3, 4), date(2026, 4, 3))),
+    ({"last": 30}, date(2026, 4, 2), (date(2026, 3, 4), date(2026, 4, 3))),
+    ({"last": 2, "last_unit": "weeks"}, date(2026, 4, 2), (date(2026, 3, 20), date(2026, 4, 3))),
+    ({"last": 6, "last_unit": "months"}, date(2026, 4, 2), (date(2025, 10, 3), date(2026, 4, 3))),
+    ({"last": 1, "last_unit": "years"}, date(2026, 4, 2), (date(2025, 4, 3), date(2026, 4, 3))),
+    ({"month": 1, "season": "winter", "year": 2024}, date(2026, 4, 2), (date(2024, 1, 1), date(2024, 2, 1))),
+    ({"season": "winter", "year": 2024}, date(2026, 4, 2), (date(2023, 12, 1), date(2024, 3, 1))),
     ({}, date(2026, 4, 2), (None, None)),
 ])
 def test_time_window(fields, today, window):
-    assert time_window(ProbePlan(queries=("x",), **fields), today) == window
+    assert time_window(consistent(ProbePlan(queries=("x",), **fields)), today) == window
 
 
 def test_grammar_is_accepted_by_llama_cpp_and_prompt_ends_with_the_question():
@@ -325,7 +352,7 @@ def test_insights_pane_charts_click_through_and_ask(qtbot, chat_store):
 
     insights_job.run(chat_store, _models())
     runner = JobRunner()
-    planner = Planner(_plan(queries=["cook recipe"], group_by="weekday", weekdays=["Saturday"]))
+    planner = Planner(_plan(queries=["cook recipe"], group_by="weekday", weekdays=["Saturday", "Sunday"]))
     pane = InsightsPane(chat_store, None, runner, probe_factory=lambda: Probe(chat_store, planner, Words(), Sparse()),
                         today=lambda: date(2026, 1, 10))
     qtbot.addWidget(pane)

@@ -83,13 +83,13 @@ class PlanCache:
         if hit is None:
             return None
         return ProbePlan(queries=tuple(hit["queries"]), group_by=hit["group_by"], year=hit["year"],
-                         season=hit["season"], month=hit["month"], last_days=hit["last_days"],
+                         season=hit["season"], month=hit["month"], last=hit["last"], last_unit=hit["last_unit"],
                          weekdays=tuple(hit["weekdays"]), day_part=hit["day_part"], topic=hit["topic"])
 
     def put(self, question: str, plan) -> None:
         self.data[f"{self.salt}:{question}"] = {
             "queries": list(plan.queries), "group_by": plan.group_by, "year": plan.year, "season": plan.season,
-            "month": plan.month, "last_days": plan.last_days, "weekdays": list(plan.weekdays),
+            "month": plan.month, "last": plan.last, "last_unit": plan.last_unit, "weekdays": list(plan.weekdays),
             "day_part": plan.day_part, "topic": plan.topic}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.write_text(json.dumps(self.data, indent=0))

@@ -3,15 +3,15 @@ diverse search queries, the dimension to count by, and strict filters, written a
 JSON under a GBNF grammar so that every answer parses.
 
 Relative times are not computed by the model: it names them in a small typed form
-(``"year": "last"``, ``"season": "spring"``, ``"last_days": 30``) and
-:func:`time_window` turns them into dates against ``today``. The JSON is parsed,
-never evaluated.
+(``"year": "last"``, ``"season": "spring"``, ``"last": {"count": 6, "unit":
+"months"}``) and :func:`time_window` turns them into dates against ``today``. The
+JSON is parsed, never evaluated, and made consistent (:func:`consistent`).
 """
 from __future__ import annotations
 
 import logging
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import date, timedelta
 
 import orjson
@@ -25,6 +25,8 @@ MAX_QUERIES = 10
 #: what an answer can count by (attribute names of the conversation insights)
 DIMENSIONS = ("topic", "subtopic", "keyword", "month", "weekday", "hour", "day_part", "season", "year", "language")
 DAY_PARTS = ("night", "morning", "afternoon", "evening")
+#: the units of a "last N ..." window
+UNITS = ("days", "weeks", "months", "years")
 
 
 class ProbePlanError(ValueError):
@@ -38,7 +40,8 @@ class ProbePlan:
     year: int | str | None = None  # 2024, "this", "last"
     season: str | None = None
     month: int | None = None  # 1-12
-    last_days: int | None = None
+    last: int | None = None  # the last ``last`` ``last_unit`` up to today
+    last_unit: str = "days"
     weekdays: tuple[int, ...] = ()  # 0 = Monday
     day_part: str | None = None
     topic: str | None = None
@@ -62,14 +65,15 @@ def _alts(values) -> str:
 
 
 GRAMMAR = rf"""
-root ::= "{{" ws "\"queries\": [" query ( ", " query ){{0,{MAX_QUERIES - 1}}} "]," ws "\"group_by\": " dim "," ws "\"year\": " year "," ws "\"season\": " season "," ws "\"month\": " month "," ws "\"last_days\": " days "," ws "\"weekdays\": [" ( weekday ( ", " weekday ){{0,6}} )? "]," ws "\"day_part\": " daypart "," ws "\"topic\": " topic ws "}}"
+root ::= "{{" ws "\"queries\": [" query ( ", " query ){{0,{MAX_QUERIES - 1}}} "]," ws "\"group_by\": " dim "," ws "\"year\": " year "," ws "\"season\": " season "," ws "\"month\": " month "," ws "\"last\": " last "," ws "\"weekdays\": [" ( weekday ( ", " weekday ){{0,6}} )? "]," ws "\"day_part\": " daypart "," ws "\"topic\": " topic ws "}}"
 query ::= "\"" [a-zA-Z0-9] [a-zA-Z0-9 .+#/'-]{{1,48}} "\""
 topic ::= "null" | query
 dim ::= {_alts(DIMENSIONS)}
 year ::= "null" | "\"this\"" | "\"last\"" | [1-2] [0-9] [0-9] [0-9]
 season ::= "null" | {_alts(SEASONS)}
 month ::= "null" | [1-9] | "1" [0-2]
-days ::= "null" | [1-9] [0-9]{{0,3}}
+last ::= "null" | "{{\"count\": " [1-9] [0-9]{{0,3}} ", \"unit\": " unit "}}"
+unit ::= {_alts(UNITS)}
 weekday ::= {_alts(WEEKDAYS)}
 daypart ::= "null" | {_alts(DAY_PARTS)}
 ws ::= " "?
@@ -82,36 +86,40 @@ INSTRUCTIONS = (
     "Write JSON: up to 10 short, diverse search queries for the conversations that matter (different words "
     "for the same subject, likely examples of it); group_by, the attribute whose values answer the question; "
     "then only the filters the question states: year (a number, \"this\" or \"last\"), season, month "
-    "(1-12), last_days, weekdays, day_part, topic (a subject the conversations must be about). Anything the "
+    "(1-12), last (a count and a unit: days, weeks, months or years), weekdays, day_part, topic (a subject the conversations must be about). Anything the "
     "question does not state is null or [].\n\n")
 
 EXAMPLES: tuple[tuple[str, str], ...] = (
     ("What did I ask chatbots about most this spring?",
      '{"queries": ["questions", "help with a task", "explain a concept", "advice", "how to"], "group_by": "topic", '
-     '"year": "this", "season": "spring", "month": null, "last_days": null, "weekdays": [], "day_part": null, '
+     '"year": "this", "season": "spring", "month": null, "last": null, "weekdays": [], "day_part": null, '
      '"topic": null}'),
     ("Which programming language kept coming up in my coding chats?",
      '{"queries": ["programming language", "code example", "python script", "javascript function", '
      '"compile error", "java class"], "group_by": "keyword", "year": null, "season": null, "month": null, '
-     '"last_days": null, "weekdays": [], "day_part": null, "topic": "programming"}'),
+     '"last": null, "weekdays": [], "day_part": null, "topic": "programming"}'),
     ("On which weekday do I talk about recipes most?",
      '{"queries": ["recipe", "cooking dinner", "bake a cake", "ingredients", "how to cook"], "group_by": '
-     '"weekday", "year": null, "season": null, "month": null, "last_days": null, "weekdays": [], "day_part": '
+     '"weekday", "year": null, "season": null, "month": null, "last": null, "weekdays": [], "day_part": '
      'null, "topic": "cooking"}'),
     ("Which subtopic of travel did I ask about most on weekend evenings last year?",
      '{"queries": ["travel plans", "trip itinerary", "flights and hotels", "visit a city", "vacation"], '
-     '"group_by": "subtopic", "year": "last", "season": null, "month": null, "last_days": null, "weekdays": '
+     '"group_by": "subtopic", "year": "last", "season": null, "month": null, "last": null, "weekdays": '
      '["Saturday", "Sunday"], "day_part": "evening", "topic": "travel"}'),
     ("In which month of 2024 did I use ChatGPT most for health questions?",
      '{"queries": ["health", "symptoms", "doctor", "exercise and fitness", "diet"], "group_by": "month", '
-     '"year": 2024, "season": null, "month": null, "last_days": null, "weekdays": [], "day_part": null, '
+     '"year": 2024, "season": null, "month": null, "last": null, "weekdays": [], "day_part": null, '
      '"topic": "health"}'),
     ("What topics did I bring up in the past 30 days in the morning?",
      '{"queries": ["questions", "explain", "help me", "ideas", "how do I"], "group_by": "topic", "year": null, '
-     '"season": null, "month": null, "last_days": 30, "weekdays": [], "day_part": "morning", "topic": null}'),
+     '"season": null, "month": null, "last": {"count": 30, "unit": "days"}, "weekdays": [], "day_part": "morning", "topic": null}'),
+    ("What did I chat about most over the past two weeks?",
+     '{"queries": ["questions", "help me with", "explain", "ideas", "how do I"], "group_by": "topic", "year": null, '
+     '"season": null, "month": null, "last": {"count": 2, "unit": "weeks"}, "weekdays": [], "day_part": null, '
+     '"topic": null}'),
     ("Which tools did I ask about in March?",
      '{"queries": ["software tool", "app", "library", "command line", "install"], "group_by": "keyword", '
-     '"year": null, "season": null, "month": 3, "last_days": null, "weekdays": [], "day_part": null, '
+     '"year": null, "season": null, "month": 3, "last": null, "weekdays": [], "day_part": null, '
      '"topic": null}'),
 )
 
@@ -154,9 +162,10 @@ def parse(text: str) -> ProbePlan:
     month = data.get("month")
     if month is not None and not (isinstance(month, int) and 1 <= month <= 12):
         raise ProbePlanError(f"'month' must be 1-12, not {month!r}")
-    last_days = data.get("last_days")
-    if last_days is not None and not (isinstance(last_days, int) and last_days > 0):
-        raise ProbePlanError(f"'last_days' must be a positive number, not {last_days!r}")
+    last = data.get("last")
+    if last is not None and not (isinstance(last, dict) and isinstance(last.get("count"), int)
+                                 and last["count"] > 0 and last.get("unit") in UNITS):
+        raise ProbePlanError(f"'last' must be a positive count and a unit ({', '.join(UNITS)}), not {last!r}")
     weekdays = data.get("weekdays") or []
     if not isinstance(weekdays, list) or any(d not in WEEKDAYS for d in weekdays):
         raise ProbePlanError(f"'weekdays' must list weekday names, not {weekdays!r}")
@@ -166,10 +175,41 @@ def parse(text: str) -> ProbePlan:
     topic = data.get("topic")
     if topic is not None and not (isinstance(topic, str) and topic.strip()):
         raise ProbePlanError("'topic' must be a text or null")
-    return ProbePlan(queries=tuple(unique[:MAX_QUERIES]), group_by=group_by, year=year, season=season,
-                     month=month, last_days=last_days,
-                     weekdays=tuple(sorted({WEEKDAYS.index(d) for d in weekdays})), day_part=day_part,
-                     topic=topic.strip() if topic else None)
+    return consistent(ProbePlan(
+        queries=tuple(unique[:MAX_QUERIES]), group_by=group_by, year=year, season=season, month=month,
+        last=last["count"] if last else None, last_unit=last["unit"] if last else "days",
+        weekdays=tuple(sorted({WEEKDAYS.index(d) for d in weekdays})), day_part=day_part,
+        topic=topic.strip() if topic else None))
+
+
+def consistent(plan: ProbePlan) -> ProbePlan:
+    """The plan without filters that leave its count a single value.
+
+    A question that counts by an attribute asks which of its values comes first, so
+    a filter fixing that attribute (a season filter on a count by season, one
+    weekday on a count by weekday, a topic on a count by topic) leaves one value and
+    answers nothing: the filter is dropped, and a count by topic within one topic
+    counts its subtopics. A month is a narrower window than a season: with both,
+    the month stands. Read off the plan's fields alone, never the question's words."""
+    changes: dict = {}
+    if plan.group_by == "season" and plan.season:
+        changes["season"] = None
+    if plan.group_by == "month" and plan.month:
+        changes["month"] = None
+    if plan.group_by == "day_part" and plan.day_part:  # (the hours within a day part are a question)
+        changes["day_part"] = None
+    if plan.group_by == "weekday" and len(plan.weekdays) == 1:
+        changes["weekdays"] = ()
+    if plan.group_by == "year" and plan.year is not None:
+        changes["year"] = None
+    if plan.group_by == "topic" and plan.topic:
+        changes["group_by"] = "subtopic"
+    if plan.month and plan.season and "month" not in changes:
+        changes["season"] = None
+    if not changes:
+        return plan
+    log.info("PROBE plan made consistent: %s", changes)
+    return replace(plan, **changes)
 
 
 def plan_question(planner: Planner, question: str, *, max_tokens: int = 220) -> ProbePlan:
@@ -193,8 +233,14 @@ def time_window(plan: ProbePlan, today: date) -> tuple[date | None, date | None]
     year ("this" or unsaid: the latest one that has begun by today)."""
     if plan.since or plan.until:
         return plan.since, plan.until
-    if plan.last_days:
-        return today - timedelta(days=plan.last_days - 1), today + timedelta(days=1)
+    if plan.last:
+        if plan.last_unit in ("days", "weeks"):
+            start = today - timedelta(days=plan.last * (7 if plan.last_unit == "weeks" else 1) - 1)
+        else:
+            from dateutil.relativedelta import relativedelta
+
+            start = today - relativedelta(**{plan.last_unit: plan.last}) + timedelta(days=1)
+        return start, today + timedelta(days=1)
     year = plan.year
     if year == "this":
         year = today.year

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.metadata as md
+import logging
 import os
 import sys
 from dataclasses import asdict, dataclass
@@ -12,6 +13,8 @@ import click
 
 from app.errors import EXIT_USER
 from app.shell import Ctx, common, print_json
+
+log = logging.getLogger(__name__)
 
 
 @dataclass
@@ -171,17 +174,25 @@ def _derived_checks(data_dir) -> list[Check]:
     return checks
 
 
-def repair(data_dir, store, names: set[str] | None = None) -> list[str]:
+def repair(data_dir, open_store, names: set[str] | None = None) -> list[str]:
     """Rebuild from the events each kind of derived data whose check fails (or those
-    in ``names``); returns what was done, one line each."""
+    in ``names``); returns what was done, one line each. Every check runs before
+    ``open_store()`` opens the store for the rebuilds: a check reads the store's file
+    on its own, and one process cannot open it twice."""
     from engine.derived import registered
 
+    todo = [kind for kind in registered()
+            if kind.check(data_dir) is not None or (names is not None and kind.name in names)]
+    if not todo:
+        return []
+    store = open_store()
     done = []
-    for kind in registered():
-        problem = kind.check(data_dir)
-        if problem is None and (names is None or kind.name not in names):
-            continue
-        done.append(f"{kind.name}: {kind.rebuild(store, data_dir)}")
+    for kind in todo:
+        try:
+            done.append(f"{kind.name}: {kind.rebuild(store, data_dir)}")
+        except Exception as exc:  # noqa: BLE001 - one kind that cannot be rebuilt must not stop the others
+            log.warning("rebuilding %s failed", kind.name, exc_info=True)
+            done.append(f"{kind.name}: not rebuilt: {exc}")
     return done
 
 
@@ -202,10 +213,69 @@ def _check_search_index(data_dir) -> str | None:
     return check_duckdb_file(index_path(store_path(data_dir)), ("docs", "doc_bags", "units", "unit_terms", "sparse_done", "meta"))
 
 
+def _chat_state(data_dir) -> tuple[int, int, int] | None:
+    """(chat conversations, those whose tree is missing or out of date, those without
+    insights), read from the store read-only; None without a store or chats."""
+    from engine.chattree import tables as tree_tables
+    from engine.chattree.conversations import conversation_hashes
+    from engine.insights import tables as insight_tables
+    from engine.store import EventStore, store_path
+
+    path = store_path(data_dir)
+    if not path.exists():
+        return None
+    with EventStore(path, read_only=True) as store:
+        con = store.reader()
+        hashes = conversation_hashes(con)
+        chats = con.execute("SELECT count(*) FROM events WHERE kind = 'chat_conversation'").fetchone()[0]
+        if not hashes and not chats:
+            return None
+        stored = dict(con.execute("SELECT conversation_id, content_hash FROM chat_tree_conversations").fetchall()) \
+            if tree_tables.has_tables(con) else {}
+        stale = sum(1 for cid, (_src, digest) in hashes.items() if stored.get(cid) != digest) \
+            + sum(1 for cid in stored if cid not in hashes)
+        without = chats if not insight_tables.exists(con) else con.execute(
+            "SELECT count(*) FROM events WHERE kind = 'chat_conversation' AND id NOT IN "
+            "(SELECT id FROM conversation_insights)").fetchone()[0]
+    return len(hashes), stale, without
+
+
+def _check_chat_trees(data_dir) -> str | None:
+    state = _chat_state(data_dir)
+    if state is None or not state[1]:
+        return None
+    return f"{state[1]:,} of {state[0]:,} chat conversations have no tree, or a tree older than their turns"
+
+
+def _rebuild_chat_trees(store, data_dir) -> str:
+    from app.chattrees import rebuild_chat_trees
+
+    stats = rebuild_chat_trees(store)
+    return f"rebuilt the trees of {stats.built:,} conversations"
+
+
+def _check_insights(data_dir) -> str | None:
+    state = _chat_state(data_dir)
+    if state is None or not state[2]:
+        return None
+    return f"{state[2]:,} chat conversations have no insights (summary, keywords, topic)"
+
+
+def _rebuild_insights(store, data_dir) -> str:
+    from app.insights import update_insights
+
+    result = update_insights(store)
+    return f"inferred the insights of {result.inferred:,} conversations" if result is not None else "nothing to do"
+
+
 def _register_derived() -> None:
     from engine.derived import DerivedData, register
 
     register(DerivedData("search_index", "the search index", _check_search_index, _rebuild_search_index))
+    # the trees and insights live in the store's own file: its check covers their blocks;
+    # these say whether every conversation has them
+    register(DerivedData("chat_trees", "the chat trees", _check_chat_trees, _rebuild_chat_trees))
+    register(DerivedData("insights", "the chat insights", _check_insights, _rebuild_insights))
 
 
 _register_derived()
@@ -244,7 +314,8 @@ def planner_runtime_check(used: set[str], cpu_flags: set[str]) -> Check:
 
 @click.command("doctor")
 @common
-@click.option("--repair", is_flag=True, help="Rebuild damaged derived data (the search index) from your events.")
+@click.option("--repair", is_flag=True,
+              help="Rebuild damaged or missing derived data (search index, chat trees, insights) from your events.")
 @click.pass_obj
 def doctor(obj: Ctx, repair: bool) -> int:
     """Check that everything Hindsight needs is in place, and say what to do if not."""
@@ -273,7 +344,7 @@ def _run_repair(obj: Ctx) -> None:
     store_check = _store_check(store_path_of(data_dir)) if store_path_of(data_dir).exists() else None
     if store_check is not None and store_check.status == "fail":
         raise UserError(f"{store_check.detail}; {store_check.fix}")
-    for line in repair(data_dir, obj.store()):
+    for line in repair(data_dir, obj.store):
         click.echo(f"repaired {line}", err=True)
     obj.close()
 

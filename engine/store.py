@@ -155,6 +155,9 @@ class EventStore:
                     "close it (or wait for its import to finish) and try again") from exc
             raise StoreError(_cannot_open(self.path, exc)) from exc
         except duckdb.Error as exc:
+            if "file handle conflict" in str(exc):  # attached already, by another EventStore of this process
+                raise StoreError(f"the store {self.path} is open already in this process: one EventStore "
+                                 "owns it (its single writer); use that one, or close it first") from exc
             raise StoreError(_cannot_open(self.path, exc)) from exc
         self.read_only = read_only
         self._local = threading.local()

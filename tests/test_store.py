@@ -256,3 +256,6 @@ def test_a_large_import_is_stored_in_small_row_groups_and_spills_beside_the_stor
     store.close()
     with EventStore(path, read_only=True) as again:  # reopened, read-only, the same events
         assert again.count() == 40_000
+    with EventStore(path):  # a second writer in one process is refused by name
+        with pytest.raises(StoreError, match="open already in this process"):
+            EventStore(path)

@@ -132,6 +132,50 @@ def test_doctor_repair_rebuilds_a_damaged_index_from_the_events(tmp_path, import
     assert _events(imported) == events  # the events were never touched
 
 
+@pytest.mark.slow
+def test_doctor_repair_rebuilds_lost_chat_trees_and_insights_from_the_events(tmp_path, model_registry):
+    """Trees and insights are derived too: a conversation that lost them (a job killed
+    before it wrote, a table cleared) is found by doctor and rebuilt by --repair."""
+    data = tmp_path / "data"
+
+    def cli(*args):
+        env = _env(tmp_path) | {"HINDSIGHT_CACHE_DIR": str(model_registry.cache)}
+        return subprocess.run(CLI + ["--data-dir", str(data), *args], cwd=ROOT, capture_output=True, text=True,
+                              timeout=600, env=env)
+
+    out = cli("import", "--no-index", str(FIXTURES / "chatgpt" / "export"))
+    assert out.returncode == 0, out.stderr[-2000:]
+
+    def derived() -> tuple[dict, dict]:
+        con = duckdb.connect(str(store_path(data)), read_only=True)
+        try:
+            return (dict(con.execute("SELECT conversation_id, content_hash FROM chat_tree_conversations").fetchall()),
+                    dict(con.execute("SELECT id, summary FROM conversation_insights").fetchall()))
+        finally:
+            con.close()
+
+    trees, insights = derived()
+    assert len(trees) >= 2 and len(insights) >= 2
+    events = _events(data)
+    con = duckdb.connect(str(store_path(data)))
+    lost_tree, lost_insight = sorted(trees)[0], sorted(insights)[0]
+    con.execute("DELETE FROM chat_tree_turns WHERE conversation_id = ?", [lost_tree])
+    con.execute("DELETE FROM chat_tree_conversations WHERE conversation_id = ?", [lost_tree])
+    con.execute("DELETE FROM conversation_insights WHERE id = ?", [lost_insight])
+    con.close()
+    checks = {c["name"]: c for c in json.loads(cli("--json", "doctor").stdout)["checks"]}
+    assert checks["chat_trees"]["status"] == "fail" and "1 of" in checks["chat_trees"]["detail"]
+    assert checks["insights"]["status"] == "fail" and "1 chat conversations" in checks["insights"]["detail"]
+    assert "doctor --repair" in checks["insights"]["fix"]
+    repaired = cli("--json", "doctor", "--repair")
+    assert "repaired chat_trees: rebuilt the trees of 1 conversations" in repaired.stderr, repaired.stderr[-2000:]
+    assert "repaired insights: inferred the insights of 1 conversations" in repaired.stderr
+    checks = {c["name"]: c for c in json.loads(repaired.stdout)["checks"]}
+    assert checks["chat_trees"]["status"] == checks["insights"]["status"] == "ok"
+    assert derived() == (trees, insights)  # made again as they were
+    assert _events(data) == events  # the events were never touched
+
+
 # ---- the store held by another process ----------------------------------------------------
 def test_a_store_held_by_another_process_is_named_with_what_to_do(tmp_path, imported):
     holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""

@@ -271,6 +271,9 @@ def test_a_plan_is_made_consistent_from_its_fields(fields, made):
     ({"last": 1, "last_unit": "years"}, date(2026, 4, 2), (date(2025, 4, 3), date(2026, 4, 3))),
     ({"month": 1, "season": "winter", "year": 2024}, date(2026, 4, 2), (date(2024, 1, 1), date(2024, 2, 1))),
     ({"season": "winter", "year": 2024}, date(2026, 4, 2), (date(2023, 12, 1), date(2024, 3, 1))),
+    # a last-N window and a calendar one: both hold; where they cannot, the calendar one
+    ({"last": 2, "last_unit": "months", "year": "this"}, date(2026, 1, 20), (date(2026, 1, 1), date(2026, 1, 21))),
+    ({"last": 3, "last_unit": "months", "year": 2025}, date(2026, 11, 29), (date(2025, 1, 1), date(2026, 1, 1))),
     ({}, date(2026, 4, 2), (None, None)),
 ])
 def test_time_window(fields, today, window):

@@ -56,7 +56,9 @@ class BarChart(QWidget):
         self._rects = []
         if not self.bars:
             p.setPen(self.palette().placeholderText().color())
-            p.drawText(QRectF(0, y, self.width(), self.height() - y), Qt.AlignmentFlag.AlignCenter, self.empty)
+            # wrapped, inset: a narrow chart (the Insights tab's answer) cut the hint off at both ends
+            p.drawText(QRectF(8, y, max(self.width() - 16, 1), self.height() - y),
+                       int(Qt.AlignmentFlag.AlignCenter) | int(Qt.TextFlag.TextWordWrap), self.empty)
             return
         label_w = min(max(fm.horizontalAdvance(b[0]) for b in self.bars) + 12, self.width() // 2)
         top = max(b[1] for b in self.bars) or 1

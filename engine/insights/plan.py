@@ -230,17 +230,29 @@ def _season_range(year: int, season: str) -> tuple[date, date]:
 
 def time_window(plan: ProbePlan, today: date) -> tuple[date | None, date | None]:
     """The plan's [since, until) dates against ``today``: a named season or month in a
-    year ("this" or unsaid: the latest one that has begun by today)."""
+    year ("this" or unsaid: the latest one that has begun by today), or the last N
+    days, weeks, months or years up to today. With both a last-N window and a
+    calendar one, the answer lies in both; where they do not meet, the calendar
+    window stands (the last-N window then was a misreading: "the first 3 months of 2025")."""
     if plan.since or plan.until:
         return plan.since, plan.until
-    if plan.last:
-        if plan.last_unit in ("days", "weeks"):
-            start = today - timedelta(days=plan.last * (7 if plan.last_unit == "weeks" else 1) - 1)
-        else:
-            from dateutil.relativedelta import relativedelta
+    calendar = _calendar_window(plan, today)
+    if not plan.last:
+        return calendar
+    if plan.last_unit in ("days", "weeks"):
+        start = today - timedelta(days=plan.last * (7 if plan.last_unit == "weeks" else 1) - 1)
+    else:
+        from dateutil.relativedelta import relativedelta
 
-            start = today - relativedelta(**{plan.last_unit: plan.last}) + timedelta(days=1)
-        return start, today + timedelta(days=1)
+        start = today - relativedelta(**{plan.last_unit: plan.last}) + timedelta(days=1)
+    end = today + timedelta(days=1)
+    if calendar == (None, None):
+        return start, end
+    since, until = max(start, calendar[0]), min(end, calendar[1])
+    return (since, until) if since < until else calendar
+
+
+def _calendar_window(plan: ProbePlan, today: date) -> tuple[date | None, date | None]:
     year = plan.year
     if year == "this":
         year = today.year

@@ -213,38 +213,34 @@ def _check_search_index(data_dir) -> str | None:
     return check_duckdb_file(index_path(store_path(data_dir)), ("docs", "doc_bags", "units", "unit_terms", "sparse_done", "meta"))
 
 
-def _chat_state(data_dir) -> tuple[int, int, int] | None:
-    """(chat conversations, those whose tree is missing or out of date, those without
-    insights), read from the store read-only; None without a store or chats."""
-    from engine.chattree import tables as tree_tables
-    from engine.chattree.conversations import conversation_hashes
-    from engine.insights import tables as insight_tables
+def _read_store(data_dir, read):
+    """``read(store)`` over the store opened read-only; None without a store."""
     from engine.store import EventStore, store_path
 
     path = store_path(data_dir)
     if not path.exists():
         return None
     with EventStore(path, read_only=True) as store:
-        con = store.reader()
-        hashes = conversation_hashes(con)
-        chats = con.execute("SELECT count(*) FROM events WHERE kind = 'chat_conversation'").fetchone()[0]
-        if not hashes and not chats:
-            return None
-        stored = dict(con.execute("SELECT conversation_id, content_hash FROM chat_tree_conversations").fetchall()) \
-            if tree_tables.has_tables(con) else {}
-        stale = sum(1 for cid, (_src, digest) in hashes.items() if stored.get(cid) != digest) \
-            + sum(1 for cid in stored if cid not in hashes)
-        without = chats if not insight_tables.exists(con) else con.execute(
-            "SELECT count(*) FROM events WHERE kind = 'chat_conversation' AND id NOT IN "
-            "(SELECT id FROM conversation_insights)").fetchone()[0]
-    return len(hashes), stale, without
+        return read(store)
+
+
+def _stale_trees(store) -> tuple[int, int]:
+    """(chat conversations, those whose tree is missing or older than their turns)."""
+    from engine.chattree import tables
+    from engine.chattree.conversations import conversation_hashes
+
+    con = store.reader()
+    hashes = conversation_hashes(con)
+    stored = dict(con.execute("SELECT conversation_id, content_hash FROM chat_tree_conversations").fetchall()) \
+        if tables.has_tables(con) else {}
+    return len(hashes), (sum(1 for cid, (_src, digest) in hashes.items() if stored.get(cid) != digest)
+                         + sum(1 for cid in stored if cid not in hashes))
 
 
 def _check_chat_trees(data_dir) -> str | None:
-    state = _chat_state(data_dir)
-    if state is None or not state[1]:
-        return None
-    return f"{state[1]:,} of {state[0]:,} chat conversations have no tree, or a tree older than their turns"
+    conversations, stale = _read_store(data_dir, _stale_trees) or (0, 0)
+    return f"{stale:,} of {conversations:,} chat conversations have no tree, or a tree older than their turns" \
+        if stale else None
 
 
 def _rebuild_chat_trees(store, data_dir) -> str:
@@ -255,10 +251,10 @@ def _rebuild_chat_trees(store, data_dir) -> str:
 
 
 def _check_insights(data_dir) -> str | None:
-    state = _chat_state(data_dir)
-    if state is None or not state[2]:
-        return None
-    return f"{state[2]:,} chat conversations have no insights (summary, keywords, topic)"
+    from app.insights import chats_without_insights
+
+    without = _read_store(data_dir, chats_without_insights)
+    return f"{without:,} chat conversations have no insights (summary, keywords, topic)" if without else None
 
 
 def _rebuild_insights(store, data_dir) -> str:

@@ -239,12 +239,9 @@ def time_window(plan: ProbePlan, today: date) -> tuple[date | None, date | None]
     calendar = _calendar_window(plan, today)
     if not plan.last:
         return calendar
-    if plan.last_unit in ("days", "weeks"):
-        start = today - timedelta(days=plan.last * (7 if plan.last_unit == "weeks" else 1) - 1)
-    else:
-        from dateutil.relativedelta import relativedelta
+    from dateutil.relativedelta import relativedelta
 
-        start = today - relativedelta(**{plan.last_unit: plan.last}) + timedelta(days=1)
+    start = today - relativedelta(**{plan.last_unit: plan.last}) + timedelta(days=1)
     end = today + timedelta(days=1)
     if calendar == (None, None):
         return start, end

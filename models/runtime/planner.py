@@ -233,7 +233,7 @@ class LlamaPlanner:
         if folder is not None:
             prune_states(folder)
         # kept on disk where it was saved there: held in memory it was 165 MB more resident
-        self._saved[prefix] = (tokens, folder if folder is not None else _without_scores(state))
+        self._saved[prefix] = (tokens, folder if folder is not None else state)  # (without its logits, above)
         del state
         self._saved.move_to_end(prefix)
         while len(self._saved) > self._max_saved:

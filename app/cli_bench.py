@@ -331,8 +331,9 @@ def chattree_cmd(obj: Ctx, shared: str | None, no_rebuild: bool, results: str) -
 
 @bench.command("aqa")
 @common
-@click.option("--split", type=click.Choice(["dev", "eval", "all"]), default="eval", show_default=True,
-              help="dev: the questions to tune on; eval: the frozen ones.")
+@click.option("--split", type=click.Choice(["dev", "eval", "fresh", "all"]), default="eval", show_default=True,
+              help="dev: the questions to tune on; eval: the frozen generated ones; fresh: the frozen "
+                   "hand-written ones (all: dev and eval).")
 @click.option("--pooling", type=click.Choice(["max", "sum"]), default="max", show_default=True,
               help="How a conversation's scores over PROBE's queries are pooled.")
 @click.option("--oracle", is_flag=True, help="Use the gold filters instead of the planner (an ablation).")

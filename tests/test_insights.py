@@ -327,6 +327,22 @@ def test_ndcg_grades_as_the_paper():
     assert 0.3 < random_ndcg(list(gold), gold, 1) < 0.9
 
 
+
+def test_the_hand_written_frozen_questions_have_clear_gold_and_differ_from_the_generated_ones():
+    from app.bench.aqa_fresh import fresh_questions
+    from app.bench.aqa_set import labelled, questions
+
+    items = labelled()
+    fresh = fresh_questions(items)
+    assert len(fresh) >= 40
+    generated = {q.text for q in questions(items)}
+    for q in fresh:
+        assert q.text not in generated
+        assert 4 <= len(q.candidates) <= 10 and set(q.gold) == set(q.candidates)
+        top, second = sorted(q.gold.values(), reverse=True)[:2]
+        assert top >= 2 and top > second, q.text
+        assert not q.since or q.since < q.until
+
 # ---- CLI -----------------------------------------------------------------------------
 def test_cli_topics_json_and_clear_errors(cli, data_dir, tmp_path):
     from engine.store import EventStore, store_path

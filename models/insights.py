@@ -1,6 +1,6 @@
 """The real models behind the insights job (``engine.insights.job.InsightModels``):
-the registry's embedder and SPLADE encoder, spaCy for key phrases and py3langid for
-the language. Each is loaded when this is called, not when imported."""
+the registry's embedder and SPLADE encoder, spaCy for key phrases, py3langid for
+the language and the planner LLM for the topics' names. Each is loaded when this is called, not when imported."""
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
@@ -25,5 +25,6 @@ def insight_models(registry: "ModelRegistry") -> "InsightModels":
     except ImportError as exc:
         raise ModelMissing("language", f"py3langid is not installed ({exc})",
                            "pip install -r requirements-models.txt") from exc
+    # the planner names the topics; it is loaded only if a naming prompt is new
     return InsightModels(embedder=registry.embedder(), sparse=registry.sparse_encoder(),
-                         keyphraser=SpacyKeyphraser(), language=language)
+                         keyphraser=SpacyKeyphraser(), language=language, planner=registry.on_first_use("planner"))

@@ -159,6 +159,67 @@ def test_job_infers_every_conversation_and_tells_the_events(chat_store):
     assert (attrs["weekday"], attrs["hour"], attrs["month"], attrs["season"]) == ("Saturday", 19, "2025-03", "spring")
     assert attrs["summary"].startswith("Risotto: Recipe for mushroom risotto")
     assert attrs["language"] == "en"
+    turns = [t for t in chat_store.events(kind="chat_turn", search="Risotto")
+             if t["attributes"]["conversation_id"] == attrs["conversation_id"]]
+    assert turns and all(t["attributes"]["topic"] == attrs["topic"] and t["attributes"]["subtopic"] ==
+                         attrs["subtopic"] and t["attributes"]["keywords"] == attrs["keywords"] for t in turns)
+
+
+class Namer:
+    """Fake Planner for topic names: numbers the topics it names and their groups, or
+    answers with ``answer``; counts its calls."""
+
+    def __init__(self, answer=None):
+        self.answer = answer
+        self.calls = 0
+
+    def complete(self, prompt, *, grammar=None, max_tokens=256, stop=(), temperature=0.0):
+        from engine.insights import naming
+
+        groups = prompt[len(naming.PREFIX):].count("Group ")
+        assert prompt.startswith(naming.PREFIX) and grammar == naming.grammar(groups)
+        self.calls += 1
+        if self.answer is not None:
+            return self.answer
+        return f"Topic: Subject {self.calls}\n" + "".join(
+            f"{g + 1}: Part {g + 1} of {self.calls}\n" for g in range(groups if groups > 1 else 0))
+
+    def close(self):
+        pass
+
+
+def test_the_llm_names_topics_and_subtopics_once_and_key_phrases_stand_in_where_it_cannot(chat_store):
+    import dataclasses
+
+    namer = Namer()
+    models = dataclasses.replace(_models(), planner=namer)
+    insights_job.run(chat_store, models)
+    found = views.topics(chat_store)
+    assert {t["topic"] for t in found} == {f"Subject {n}" for n in range(1, namer.calls + 1)}
+    subs = [s["subtopic"] for t in found for s in t["subtopics"]]
+    assert len(set(subs)) == len(subs) and all(s.startswith(("Part", "Subject")) for s in subs)
+    ev = chat_store.events(ids=found[0]["conversation_ids"][:1])[0]
+    assert ev["attributes"]["topic"] == found[0]["topic"]
+    calls = namer.calls
+    insights_job.recluster(chat_store, namer)  # the same clusters: the stored answers serve
+    assert namer.calls == calls
+    # an answer that does not name things (or names them all alike) leaves the key phrase names
+    insights_job.recluster(chat_store)
+    by_phrases = {t["topic"] for t in views.topics(chat_store)}
+    chat_store.write(lambda con: con.execute("DELETE FROM insight_name_answers")).result()
+    insights_job.recluster(chat_store, Namer(answer="Topic: Same\n1: Same\n2: Same\n"))
+    named = [t["topic"] for t in views.topics(chat_store)]
+    assert named[0] == "Same" and set(named[1:]) <= by_phrases
+
+
+def test_naming_answers_parse_strictly():
+    from engine.insights import naming
+
+    assert naming.parse("Topic: Cooking\n1: Baking bread\n2: Italian dishes\n", 2) == \
+        naming.Names("Cooking", ("Baking bread", "Italian dishes"))
+    rambling = "Topic: Programming\n1: C++ topic breakdown for each group\n"
+    assert naming.parse(rambling, 2) == naming.Names("Programming", (None, None))
+    assert "Group 1: a | b\nGroup 2: c" in naming.prompt([["a", "b"], ["c"]])
 
 
 def test_taxonomy_keeps_cooking_coding_and_travel_apart(chat_store):

@@ -6,8 +6,9 @@ and of this job's version, so a re-run (after a cancel, a crash or a re-import) 
 only the conversations that are new or changed; the taxonomy pass, which needs no
 model, then runs over all of them. The results are also merged into the conversation
 events' ``attributes`` (``topic``, ``subtopic``, ``keywords``, ``summary``,
-``language``, ``weekday``, ``hour``, ``month``, ``season``), so the question engine
-can group by them like any other attribute.
+``language``, ``weekday``, ``hour``, ``month``, ``season``; a turn gets its
+conversation's topic, subtopic and keywords), so the question engine can group by
+them like any other attribute.
 
 Every write goes through ``store.write``; progress goes to an injected callback.
 """
@@ -22,12 +23,12 @@ from dataclasses import dataclass, field
 import orjson
 import pyarrow as pa
 
-from engine.insights import tables
+from engine.insights import naming, tables
 from engine.insights.attributes import count_phrases, summary
 from engine.insights.conversations import Conversation, analysed_text, iter_conversations
 from engine.insights.taxonomy import discover
 from engine.insights.timeslots import local_time
-from engine.protocols import Embedder, Keyphraser, LanguageIdentifier, SparseEncoder
+from engine.protocols import Embedder, Keyphraser, LanguageIdentifier, Planner, SparseEncoder
 
 log = logging.getLogger(__name__)
 
@@ -59,6 +60,8 @@ class InsightModels:
     sparse: SparseEncoder
     keyphraser: Keyphraser
     language: LanguageIdentifier
+    #: names the topics; without one they are named by their key phrases
+    planner: Planner | None = None
 
     def close(self) -> None:
         """Close the key phrase and language models; the embedder and sparse encoder
@@ -173,7 +176,7 @@ def run(store, models: InsightModels, *, progress: Progress | None = None,
     _drop_removed(store)
     t1 = time.monotonic()
     say("discovering topics", 0, 1)
-    result.topics, result.subtopics = recluster(store)
+    result.topics, result.subtopics = recluster(store, models.planner)
     say("discovering topics", 1, 1)
     result.seconds["taxonomy"] = time.monotonic() - t1
     result.seconds["total"] = time.monotonic() - t0
@@ -189,15 +192,26 @@ def _drop_removed(store) -> None:
         "(SELECT id FROM events WHERE kind = 'chat_conversation')")).result()
 
 
-def recluster(store) -> tuple[int, int]:
-    """Discover the taxonomy over all stored conversations and write it back: topics,
-    each conversation's topic, subtopic and keywords, and the events' attributes."""
+def recluster(store, planner: Planner | None = None) -> tuple[int, int]:
+    """Discover the taxonomy over all stored conversations and write it back: topics
+    (named by ``planner`` where there is one), each conversation's topic, subtopic and
+    keywords, and the events' attributes."""
     con = store.reader()
-    rows = con.execute("SELECT id, vector, phrases FROM conversation_insights ORDER BY id").fetchall()
+    rows = con.execute("SELECT id, vector, phrases, coalesce(nullif(trim(title), ''), summary) "
+                       "FROM conversation_insights ORDER BY id").fetchall()
     if not rows:
         return 0, 0
     ids = [r[0] for r in rows]
-    tax = discover([r[1] for r in rows], [orjson.loads(r[2]) for r in rows])
+    vectors = [r[1] for r in rows]
+    tax = discover(vectors, [orjson.loads(r[2]) for r in rows])
+    if planner is not None:
+        answers = dict(con.execute("SELECT key, answer FROM insight_name_answers").fetchall())
+        fresh: dict[str, str] = {}
+        tax = naming.rename(tax, vectors, [r[3] for r in rows], planner, cached=answers.get,
+                            keep=fresh.__setitem__)
+        if fresh:
+            store.write(lambda c: c.executemany("INSERT OR REPLACE INTO insight_name_answers VALUES (?, ?)",
+                                                list(fresh.items()))).result()
     topic_rows = []
     for t, c in enumerate(tax.topics):
         topic_rows.append((t + 1, 1, None, c.name, orjson.dumps(list(c.keywords)).decode(), len(c.members)))
@@ -224,8 +238,9 @@ def recluster(store) -> tuple[int, int]:
 
 
 def _patch_events(con) -> None:
-    """Merge the insights into the conversation events' attributes (inside the
-    caller's transaction): topic and subtopic by the names the user sees."""
+    """Merge the insights into the conversation events' attributes, and their topic,
+    subtopic and keywords into their turns' (inside the caller's transaction): topic
+    and subtopic by the names the user sees."""
     con.execute(f"""
         UPDATE events SET attributes = json_merge_patch(coalesce(events.attributes, '{{}}'::JSON), p.patch)
         FROM (
@@ -236,6 +251,21 @@ def _patch_events(con) -> None:
             FROM conversation_insights i
         ) p
         WHERE events.id = p.id
+    """)
+    # each turn carries its conversation's topic, subtopic and keywords, so that a plan
+    # counting the questions the user asked by topic groups by them, as it would the
+    # conversations
+    con.execute(f"""
+        UPDATE events SET attributes = json_merge_patch(coalesce(events.attributes, '{{}}'::JSON), p.patch)
+        FROM (
+            SELECT c.source, i.conversation_id, json_object(
+                'topic', {topic_name_sql('i.topic_id')}, 'subtopic', {topic_name_sql('i.subtopic_id')},
+                'keywords', i.keywords) AS patch
+            FROM conversation_insights i JOIN events c ON c.id = i.id
+            WHERE i.conversation_id IS NOT NULL
+        ) p
+        WHERE events.kind = 'chat_turn' AND events.source = p.source
+          AND (events.attributes->>'conversation_id') = p.conversation_id
     """)
 
 

@@ -7,7 +7,9 @@ events at any time, so they live outside the store's versioned migrations.
   ``content_key`` says which input and which models produced it, so a re-import
   recomputes only conversations that changed.
 - ``insight_topics``: the discovered taxonomy (level 1 topics, level 2 subtopics),
-  with the name inferred from keywords and the user's own name, if any.
+  with the name inferred (by the LLM, else from key phrases).
+- ``insight_name_answers``: the LLM's answers to the topic naming prompts, by
+  prompt, so that clustering the same conversations again asks it nothing.
 - ``insight_topic_names``: names the user gave (renames and merges) by the inferred
   name they replace, so they survive a re-clustering.
 """
@@ -46,6 +48,10 @@ CREATE TABLE IF NOT EXISTS insight_topics (
 CREATE TABLE IF NOT EXISTS insight_topic_names (
     auto_name VARCHAR PRIMARY KEY,
     name VARCHAR NOT NULL
+);
+CREATE TABLE IF NOT EXISTS insight_name_answers (
+    key VARCHAR PRIMARY KEY,         -- the naming prompt's hash
+    answer VARCHAR NOT NULL          -- what the LLM answered to it
 );
 """
 

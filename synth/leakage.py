@@ -6,8 +6,9 @@ itself, not the product. This module finds such leaks so CI can refuse them:
 
 * a test-split template's text, its placeholders matching any filling, quoted
   anywhere in the scanned files (a train or dev template with the same wording
-  does not count: that wording is allowed through its own split), or a question of
-  the fresh-phrasing set's frozen eval part (``synth.fresh``);
+  does not count: that wording is allowed through its own split), a question of
+  the fresh-phrasing set's frozen eval part (``synth.fresh``), or one of the
+  hand-written frozen aggregative questions (``app/bench/aqa_fresh.py``, read as text);
 * an entity name that only the test personas' worlds have (a person, restaurant,
   café, park, artist, track, show, podcast or product of p5/p6), never one that a
   train, dev or demo persona has too.
@@ -34,7 +35,7 @@ MIN_NAME_CHARS = 8
 class Leak:
     path: str
     line: int
-    what: str  # "template <id>", "fresh-eval <id>" or "test-persona name"
+    what: str  # "template <id>", "fresh-eval <id>", "aqa-fresh <n>" or "test-persona name"
     text: str
 
 
@@ -81,7 +82,31 @@ def held_out_quotes() -> tuple[_Quote, ...]:
         quote = _quote(f"fresh-eval {q.id}", q.question)
         if quote is not None:
             out.append(quote)
+    for n, text in enumerate(aqa_fresh_questions(), 1):
+        quote = _quote(f"aqa-fresh {n}", text)
+        if quote is not None:
+            out.append(quote)
     return tuple(out)
+
+
+#: the hand-written frozen aggregative questions (``hindsight bench aqa --split fresh``)
+AQA_FRESH = Path(__file__).resolve().parents[1] / "app" / "bench" / "aqa_fresh.py"
+
+
+def aqa_fresh_questions(path: Path = AQA_FRESH) -> list[str]:
+    """The question texts of ``FRESH`` in ``path``, read as source text (not imported):
+    each entry's first string."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    for node in ast.walk(tree):
+        target = node.target if isinstance(node, ast.AnnAssign) else (
+            node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+        if isinstance(target, ast.Name) and target.id == "FRESH" and isinstance(node.value, ast.Tuple):
+            return [e.elts[0].value for e in node.value.elts
+                    if isinstance(e, ast.Tuple) and e.elts and isinstance(e.elts[0], ast.Constant)
+                    and isinstance(e.elts[0].value, str)]
+    return []
 
 
 def _strings(value) -> Iterator[str]:
@@ -140,6 +165,8 @@ def scan(files: Iterable[Path], root: Path) -> list[Leak]:
     name_rx = re.compile("|".join(re.escape(n) for n in names)) if names else None
     leaks: list[Leak] = []
     for path in files:
+        if path.resolve() == AQA_FRESH:  # where those questions are kept
+            continue
         try:
             if path.suffix == ".gz":  # training data is committed compressed
                 import gzip

@@ -66,6 +66,13 @@ def test_the_guard_finds_a_fresh_eval_question(tmp_path):
     assert f"fresh-eval {q.id}" in [x.what for x in leaks]
 
 
+def test_the_guard_finds_a_frozen_aggregative_question(tmp_path):
+    texts = leakage.aqa_fresh_questions()
+    assert len(texts) >= 50
+    leaks = _planted(tmp_path, f"    _ex({texts[5]!r}, 'plan')")
+    assert "aqa-fresh 6" in [x.what for x in leaks]
+
+
 def test_the_guard_finds_a_test_persona_name(tmp_path):
     name = next(p.name for p in PERSONAS.values() if p.split == "test")
     leaks = _planted(tmp_path, f"owner = {name!r}")

@@ -205,7 +205,8 @@ def _timing(work_dir: Path, n: int, models, echo: Echo) -> dict:
     copies = -(-n // len(labelled()))
     store_file = prepare_store(work_dir, copies=copies, limit=n, echo=echo)
     with EventStore(store_file) as store:
-        store.write(lambda con: con.execute("DROP TABLE IF EXISTS conversation_insights")).result()
+        store.write(lambda con: con.execute("DROP TABLE IF EXISTS conversation_insights; "
+                                            "DROP TABLE IF EXISTS insight_name_answers")).result()
         result = insights_job.run(store, models, progress=lambda s, d, t: echo(f"aqa timing: {s} {d}/{t}")
                                   if d == t or d % 128 == 0 else None)
     return {"conversations": result.conversations, "seconds": round(result.seconds["total"], 1),

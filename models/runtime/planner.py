@@ -86,6 +86,9 @@ def instruction_sets() -> set[str]:
 
     import llama_cpp
 
+    from models.runtime.llama_backends import load_cpu_backend
+
+    load_cpu_backend()  # a build with CPU variants lists none before one is loaded
     info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
     return set(re.findall(r"([A-Z][A-Z0-9_]*) = 1\b", info))
 
@@ -145,6 +148,9 @@ class LlamaPlanner:
         route_llama_log()
         import llama_cpp
 
+        from models.runtime.llama_backends import load_cpu_backend
+
+        load_cpu_backend()  # the desktop bundle's llama.cpp: the CPU variant that suits this CPU
         self.path = Path(model_path)
         self.lora_path = Path(lora_path) if lora_path else None
         # use_mmap=False: llama.cpp repacks Q4_K weights for AVX2 into its own buffers,

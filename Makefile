@@ -74,8 +74,9 @@ doctor: setup
 # Cached by content under the user cache: a rebuild from the same inputs takes seconds.
 # xvfb and the .deb's own Depends let the build's test run the installed app on an X server;
 # strace and unshare let the privacy tests watch every socket, native libraries' too.
+# cmake and g++ build llama.cpp's CPU variants for the bundle (packaging/llama_variants.py, once).
 DIST_TOOLS := gpg:gpg minisign:minisign readelf:binutils objdump:binutils dpkg-deb:dpkg tar:tar xvfb-run:xvfb \
-              strace:strace unshare:util-linux
+              strace:strace unshare:util-linux cmake:cmake g++:g++
 $(VENV)/.installed-dist: $(VENV)/.installed pyproject.toml packaging/dist.py
 	$(PIPX) -q -e '.[dist]'
 	@missing=; for t in $(DIST_TOOLS); do command -v $${t%%:*} >/dev/null || missing="$$missing $${t#*:}"; done; \

@@ -614,6 +614,26 @@ def test_closing_the_window_stops_indexing_and_keeps_its_work(qtbot, make_window
         again.close()
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread priority is Linux's")
+def test_background_jobs_run_at_a_lower_priority_than_questions(qtbot):
+    import os
+
+    from app.gui.workers import BACKGROUND_NICE, JobRunner
+
+    def nice(_report, _cancel):
+        return os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+
+    runner = JobRunner()
+    seen = {}
+    for name, kw in (("question", {}), ("index refresh", {"background": True}), ("read", {"long": False})):
+        runner.start(name, nice, on_success=lambda value, n=name: seen.__setitem__(n, value), **kw)
+    qtbot.waitUntil(lambda: len(seen) == 3, timeout=10_000)
+    own = os.getpriority(os.PRIO_PROCESS, 0)
+    assert seen["index refresh"] >= max(BACKGROUND_NICE, own)
+    assert seen["question"] == seen["read"] == own < BACKGROUND_NICE
+    assert runner.wait(5_000)
+
+
 def test_time_left_comes_from_the_pace_of_the_slow_stage(monkeypatch):
     from app.gui import index_refresh as ir
 

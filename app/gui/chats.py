@@ -135,7 +135,7 @@ class ChatsPane(QWidget):
         self.build_status.setText("Building chat trees…")
         self.build_button.setEnabled(False)
         self._build_job = self.runner.start("chat trees", lambda report, cancel: build(store, report, cancel),
-                                            on_progress=self._build_progress, on_success=self._built,
+                                            background=True, on_progress=self._build_progress, on_success=self._built,
                                             on_failure=self._build_failed, on_cancel=self._build_cancelled,
                                             on_finish=self._build_finished)
 

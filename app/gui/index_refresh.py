@@ -163,7 +163,7 @@ class SearchIndexRefresher(QObject):
             return None if cancel.is_set() else stats
 
         self._job_engine = engine
-        self._job = self.runner.start("refresh the search index", run, on_progress=self._on_progress,
+        self._job = self.runner.start("refresh the search index", run, background=True, on_progress=self._on_progress,
                                       on_success=self._on_success, on_failure=self._on_failure,
                                       on_finish=self._on_finish)
 

@@ -221,7 +221,7 @@ class InsightsPane(QWidget):
 
         self.update_button.setEnabled(False)
         self.status.setText("Updating chat insights…")
-        self._update_job = self.runner.start("chat insights", work, on_progress=self._progress,
+        self._update_job = self.runner.start("chat insights", work, background=True, on_progress=self._progress,
                                              on_success=self._updated, on_failure=self._update_failed,
                                              on_cancel=lambda: self._update_failed("stopped; Update continues it"),
                                              on_finish=self._update_finished)

@@ -259,7 +259,7 @@ class SourcesPane(QWidget):
         self.summary.setText(f"Importing {len(paths)} item(s)…")
         self.progress_scroll.show()
         self.import_started.emit()
-        drop.job = self.runner.start("import", run, on_progress=self._on_progress,
+        drop.job = self.runner.start("import", run, background=True, on_progress=self._on_progress,
                                      on_success=self._on_report, on_failure=self._on_import_failed,
                                      on_cancel=lambda: self._on_import_failed("cancelled"),
                                      on_finish=self._on_import_done)

@@ -24,7 +24,34 @@ log = logging.getLogger(__name__)
 # index refresh, at 1 ms for up to 165 ms (tests/reliability/test_concurrency.py, 4 runs each).
 GUI_SWITCH_INTERVAL_S = 0.001
 
+# How much less CPU a background job's thread asks for than the rest (a nice value).
+# The planner's two llama.cpp threads meet at hundreds of barriers per token, so one
+# of them waiting for a core behind a job costs far more than the job's share: three
+# plans took 15.4-15.7 s during an insights job on 2 cores, 5.6-5.9 s with the job's
+# thread at nice 10, 5.0-5.3 s with no job (scripted, one run each).
+BACKGROUND_NICE = 10
+
 JobFunction = Callable[[Callable[[Any], None], threading.Event], Any]
+
+
+def lower_thread_priority(nice: int = BACKGROUND_NICE) -> bool:
+    """Give the calling thread (and the threads and processes it starts) the nice
+    value ``nice`` where the platform sets it per thread (Linux). It cannot be raised
+    back without privileges, so only a thread kept for background work calls this.
+    Returns whether it took."""
+    get_id = getattr(threading, "get_native_id", None)
+    if not sys.platform.startswith("linux") or get_id is None:
+        return False
+    try:
+        import os
+
+        tid = get_id()
+        if os.getpriority(os.PRIO_PROCESS, tid) < nice:
+            os.setpriority(os.PRIO_PROCESS, tid, nice)
+        return True
+    except OSError as exc:
+        log.debug("could not lower a background thread's priority: %s", exc)
+        return False
 
 
 class Job(QObject):
@@ -72,24 +99,30 @@ class Job(QObject):
 
 
 class _Runnable(QRunnable):
-    def __init__(self, job: Job):
+    def __init__(self, job: Job, *, background: bool = False):
         super().__init__()
         self.job = job
+        self.background = background
         self.setAutoDelete(True)
 
     def run(self) -> None:
+        if self.background:  # the background pool's threads do nothing else
+            lower_thread_priority()
         self.job._run()
 
 
 class JobRunner(QObject):
     """Owns the thread pools and keeps running jobs alive until they finish.
 
-    Two pools, so that a long import or question never starves the short reads
-    that fill tables and lists while it runs."""
+    Three pools, so that a long import or question never starves the short reads
+    that fill tables and lists while it runs, and work nobody waits on (imports,
+    index refreshes, chat trees, insights, model builds) runs at a lower priority
+    than a question being answered."""
 
     running_changed = Signal(int)
 
-    def __init__(self, parent: QObject | None = None, *, long_threads: int = 3, read_threads: int = 2):
+    def __init__(self, parent: QObject | None = None, *, long_threads: int = 3, read_threads: int = 2,
+                 background_threads: int = 3):
         super().__init__(parent)
         # the jobs below are Python threads: keep the GUI thread's wait for the GIL short
         sys.setswitchinterval(min(sys.getswitchinterval(), GUI_SWITCH_INTERVAL_S))
@@ -97,17 +130,20 @@ class JobRunner(QObject):
         self.long_pool.setMaxThreadCount(long_threads)
         self.read_pool = QThreadPool(self)
         self.read_pool.setMaxThreadCount(read_threads)
+        self.background_pool = QThreadPool(self)
+        self.background_pool.setMaxThreadCount(background_threads)
         self._jobs: set[Job] = set()
         self._runnables: dict[Job, _Runnable] = {}
 
-    def start(self, name: str, fn: JobFunction, *, long: bool = True,
+    def start(self, name: str, fn: JobFunction, *, long: bool = True, background: bool = False,
               on_progress: Callable[[Any], None] | None = None,
               on_success: Callable[[Any], None] | None = None,
               on_failure: Callable[[str], None] | None = None,
               on_cancel: Callable[[], None] | None = None,
               on_finish: Callable[[], None] | None = None) -> Job:
         """Run ``fn`` in the background. The callbacks are connected before the job
-        starts, so none of its signals can be missed; they run on the GUI thread."""
+        starts, so none of its signals can be missed; they run on the GUI thread.
+        ``background`` is for long work nobody waits on: it runs at a lower priority."""
         job = Job(name, fn, self)
         for signal, slot in ((job.progress, on_progress), (job.succeeded, on_success),
                              (job.failed, on_failure), (job.cancelled, on_cancel),
@@ -116,9 +152,9 @@ class JobRunner(QObject):
                 signal.connect(slot)
         job.finished.connect(lambda j=job: self._forget(j))
         self._jobs.add(job)
-        runnable = _Runnable(job)
+        runnable = _Runnable(job, background=background)
         self._runnables[job] = runnable
-        (self.long_pool if long else self.read_pool).start(runnable)
+        (self.background_pool if background else self.long_pool if long else self.read_pool).start(runnable)
         self.running_changed.emit(len(self.jobs()))
         return job
 
@@ -136,6 +172,4 @@ class JobRunner(QObject):
             job.cancel()
 
     def wait(self, msecs: int = 10_000) -> bool:
-        ok_long = self.long_pool.waitForDone(msecs)
-        ok_read = self.read_pool.waitForDone(msecs)
-        return ok_long and ok_read
+        return all([pool.waitForDone(msecs) for pool in (self.long_pool, self.read_pool, self.background_pool)])

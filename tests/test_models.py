@@ -650,6 +650,19 @@ def test_a_softmax_nan_guard_is_removed_and_the_output_kept():
 
 
 @pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs onnx (requirements-models.txt)")
+def test_onnx_sessions_do_not_spin_between_runs(tmp_path):
+    import onnx
+
+    from models.runtime import onnx_graph
+
+    path = tmp_path / "softmax.onnx"
+    onnx.save(_guarded_softmax_graph(), str(path))
+    opts = onnx_graph.session(path, 2).get_session_options()
+    assert opts.get_session_config_entry("session.intra_op.allow_spinning") == "0"
+    assert (opts.intra_op_num_threads, opts.enable_cpu_mem_arena) == (2, False)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("onnx") is None, reason="needs onnx (requirements-models.txt)")
 def test_a_where_that_is_not_a_nan_guard_stays():
     from models.runtime.onnx_graph import without_nan_guards
 

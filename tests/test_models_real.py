@@ -344,7 +344,14 @@ def test_segmenter_finds_people_without_its_parser(registry):
     seg = registry.segmenter()
     ents = seg.entities("Tried a new recipe on Monday: shrimp chowder, for Mathias Lundblad and me.")
     assert ("Mathias Lundblad", "PERSON") in ents
-    assert seg.sentences("One. Two.") == ["One.", "Two."]  # the parser still splits sentences
+    assert seg.sentences("One. Two.") == ["One.", "Two."]
+
+
+def test_segmenter_splits_sentences_with_its_sentence_recogniser_not_its_parser(registry):
+    seg = registry.segmenter()
+    assert seg.sentences_many(["Make it shorter. Thanks!", "Plan a trip to Rome. Book a hotel."]) == [
+        ["Make it shorter.", "Thanks!"], ["Plan a trip to Rome.", "Book a hotel."]]
+    assert "parser" in seg._not_for_sentences and "senter" not in seg._not_for_sentences
 
 
 def test_guesses_stop_where_the_grammar_refuses_and_no_pass_is_spent_on_a_finished_text(registry):

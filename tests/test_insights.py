@@ -269,6 +269,9 @@ def test_rename_and_merge_topics_survive_reclustering(chat_store):
     assert {t["topic"]: t["count"] for t in views.topics(chat_store)}["Kitchen"] == merged["Kitchen"]
     ev = chat_store.events(ids=first["conversation_ids"][:1])[0]
     assert ev["attributes"]["topic"] == "Kitchen"
+    turns = [t for t in chat_store.events(kind="chat_turn")
+             if t["attributes"]["conversation_id"] == ev["attributes"]["conversation_id"]]
+    assert turns and all(t["attributes"]["topic"] == "Kitchen" for t in turns)
     with pytest.raises(ValueError, match="no topic named"):
         insights_job.rename_topic(chat_store, "No such topic", "X")
 

@@ -42,7 +42,7 @@ def test_gui_reads_during_an_import_and_a_refresh_never_block_or_see_half_an_imp
     from PySide6.QtCore import QElapsedTimer, QTimer
 
     from app.gui.models import EvidenceModel, TimelineModel
-    from app.gui.workers import JobRunner
+    from app.gui.workers import JobRunner, lower_thread_priority
     from tests.test_operators import FakeSparse
 
     files = [_plays(tmp_path / "export" / f"Streaming_History_Audio_2023_{k}.json", PER_FILE, k * PER_FILE)
@@ -55,6 +55,7 @@ def test_gui_reads_during_an_import_and_a_refresh_never_block_or_see_half_an_imp
     done = threading.Event()
 
     def write() -> None:
+        lower_thread_priority()  # as the app runs imports and index refreshes (JobRunner's background pool)
         try:
             for path in files:  # one transaction per file: reads see 0, 8k, 16k ... events
                 import_paths(store, [path], context=CONTEXT)

@@ -237,36 +237,33 @@ def recluster(store, planner: Planner | None = None) -> tuple[int, int]:
     return len(tax.topics), len(tax.subtopics)
 
 
+_MERGE = "UPDATE events SET attributes = json_merge_patch(coalesce(events.attributes, '{}'::JSON), p.patch) FROM "
+
+
 def _patch_events(con) -> None:
     """Merge the insights into the conversation events' attributes, and their topic,
     subtopic and keywords into their turns' (inside the caller's transaction): topic
     and subtopic by the names the user sees."""
-    con.execute(f"""
-        UPDATE events SET attributes = json_merge_patch(coalesce(events.attributes, '{{}}'::JSON), p.patch)
-        FROM (
+    con.execute(_MERGE + f"""(
             SELECT i.id, json_object(
                 'topic', {topic_name_sql('i.topic_id')}, 'subtopic', {topic_name_sql('i.subtopic_id')},
                 'keywords', i.keywords, 'summary', i.summary, 'language', i.language,
                 'weekday', dayname(i.local_date), 'hour', i.hour, 'month', i.month, 'season', i.season) AS patch
             FROM conversation_insights i
         ) p
-        WHERE events.id = p.id
-    """)
-    # each turn carries its conversation's topic, subtopic and keywords, so that a plan
-    # counting the questions the user asked by topic groups by them, as it would the
-    # conversations
-    con.execute(f"""
-        UPDATE events SET attributes = json_merge_patch(coalesce(events.attributes, '{{}}'::JSON), p.patch)
-        FROM (
-            SELECT c.source, i.conversation_id, json_object(
-                'topic', {topic_name_sql('i.topic_id')}, 'subtopic', {topic_name_sql('i.subtopic_id')},
-                'keywords', i.keywords) AS patch
-            FROM conversation_insights i JOIN events c ON c.id = i.id
-            WHERE i.conversation_id IS NOT NULL
+        WHERE events.id = p.id""")
+    # each turn carries its conversation's topic, subtopic and keywords (copied from the
+    # conversation event just patched), so that a plan counting the questions the user
+    # asked by topic groups by them, as it would the conversations
+    con.execute(_MERGE + """(
+            SELECT c.source, c.attributes->>'conversation_id' AS conversation_id, json_object(
+                'topic', c.attributes->'topic', 'subtopic', c.attributes->'subtopic',
+                'keywords', c.attributes->'keywords') AS patch
+            FROM events c JOIN conversation_insights i ON c.id = i.id
+            WHERE c.attributes->>'conversation_id' IS NOT NULL
         ) p
         WHERE events.kind = 'chat_turn' AND events.source = p.source
-          AND (events.attributes->>'conversation_id') = p.conversation_id
-    """)
+          AND (events.attributes->>'conversation_id') = p.conversation_id""")
 
 
 def topic_name_sql(column: str) -> str:

@@ -124,9 +124,11 @@ def _typical(members: Sequence[int], vectors, titles: Sequence[str]) -> list[str
     x = np.asarray([vectors[i] for i in members], dtype=np.float32)
     order = np.argsort(-(x @ x.mean(axis=0)), kind="stable")
     out: list[str] = []
+    seen: set[str] = set()
     for j in order:
         t = titles[members[int(j)]].strip()
-        if t and t.casefold() not in {o.casefold() for o in out}:
+        if t and t.casefold() not in seen:
+            seen.add(t.casefold())
             out.append(t)
         if len(out) == SHOWN:
             break

@@ -466,7 +466,7 @@ def test_a_title_or_text_made_of_attribute_values_is_read_as_its_template():
     # two songs share their title and text units and their one sentence
     assert set(units) & set(other_units) >= {"title: artist – track",
                                              "text: Listened to track by artist from the album album."}
-    assert said == other_said == ["Listened to track by artist from the album album."]
+    assert said == other_said == ("Listened to track by artist from the album album.",)
     # the passage the Embedder compares with a question still names the song
     assert "Rosario Rusticucci" in passages[0] and "Down" in passages[0]
 
@@ -478,11 +478,31 @@ def test_a_title_or_text_made_of_attribute_values_is_read_as_its_template():
     assert as_template("Trip to Rome", [("subject", "Trip to Rome")], own_words=True) is None
     _, _, said = event_texts(key_values("mail", "mail", "Trip to Rome", None, {"subject": "Trip to Rome"}),
                              "mail", "mail", "Trip to Rome", None)
-    assert said == ["Trip to Rome"]
+    assert said == ("Trip to Rome",)
     # only whole words: "Art" is no value inside "Artemis"; a key is never matched by a later value
     assert as_template("Artemis by Art", [("artist", "Art"), ("track", "Artemis")]) == "track by artist"
     assert as_template("album by The Album", [("album", "The Album"), ("track", "album")]) == "track by album"
     assert as_template("Went to Rome", [("start_city", "Went to Rome")]) == "start city"
+
+
+def test_the_refresh_memo_leaves_nothing_for_the_garbage_collector_to_walk():
+    """A refresh keeps up to 100,000 events' texts in its memo; were they lists, each
+    full collection would walk them all while every thread, the GUI's too, waits."""
+    import gc
+
+    from engine.retrieval.units import event_texts
+    from engine.retrieval.verbalise import key_values
+
+    memo: dict = {}
+    for i in range(300):
+        attrs = {"track": f"Song {i}", "artist": f"Band {i % 7}", "ms_played": 1000 + i}
+        event_texts(key_values("spotify", "music_stream", f"Band {i % 7} – Song {i}", None, attrs),
+                    "spotify", "music_stream", f"Band {i % 7} – Song {i}", None, memo)
+    assert len(memo) == 300
+    gc.collect()  # the collector stops tracking a tuple of strings, an inner one first
+    gc.collect()
+    assert not [v for v in memo.values() if gc.is_tracked(v)]
+    assert not [k for k in memo if gc.is_tracked(k)]
 
 
 def test_the_embedder_batches_texts_of_about_one_length():

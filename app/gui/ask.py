@@ -28,7 +28,7 @@ from app.gui.event_detail import open_event_detail
 from app.gui.first_run import FirstRunWidget
 from app.gui.index_refresh import SLOW_STAGES, IndexProgress, SearchIndexRefresher
 from app.gui.models import EvidenceModel
-from app.gui.workers import Job, JobRunner
+from app.gui.workers import Job, JobRunner, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -424,6 +424,7 @@ class AskPane(QWidget):
         if old is not None and old is not result:
             self.indexer.close_when_stopped(old, self._close_engine)
         self.stack.setCurrentIndex(self.PAGE_CHAT)
+        settle_heap()  # the models stay loaded from now on
         self.engine_ready.emit()
         # events imported with 'hindsight import --no-index', or a refresh cut short last time
         self.refresh_index()

@@ -21,7 +21,7 @@ from app.gui.index_refresh import SLOW_STAGES
 from app.gui.insights import InsightsPane
 from app.gui.sources import SourcesPane
 from app.gui.timeline import TimelinePane
-from app.gui.workers import JobRunner
+from app.gui.workers import JobRunner, settle_heap
 
 log = logging.getLogger(__name__)
 
@@ -209,6 +209,7 @@ class MainWindow(QMainWindow):
         self.chats.rebuild()  # trees of chats imported before they existed, or with older heads
         self.insights.refresh()
         self._count_events()
+        settle_heap()
 
     def _data_changed(self) -> None:
         self.timeline.refresh()

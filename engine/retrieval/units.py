@@ -238,12 +238,17 @@ def embedder_passages(pairs: list[tuple[str, Any]], source: str, kind: str, titl
 
 
 def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None, text: str | None,
-                memo: dict | None = None) -> tuple[list[str], list[str], list[str]]:
+                memo: dict | None = None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
     """(sparse units, embedder passages, sentences) of one event, all functions of its
     neural view: ``memo`` (a dict the caller keeps over many events) holds them by
     the view, so the thousandth play of a song costs one lookup. The sentences are
     :func:`engine.retrieval.passages.sentences` of the view's text and title, each
-    read as its template where it is one (:func:`read_as_templates`)."""
+    read as its template where it is one (:func:`read_as_templates`).
+
+    They are tuples of strings, which Python's collector stops tracking: a memo of
+    lists kept 200,000 objects for the collector to walk at 32,000 distinct events,
+    and each full collection then held every thread, the GUI's included, for up to
+    260 ms (tests/reliability/test_concurrency.py)."""
     view = neural_pairs(pairs)
     key = None
     if memo is not None:
@@ -255,8 +260,8 @@ def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str
         if found is not None:
             return found
     said = dict(kv for kv in read_as_templates(view, own_words=True) if kv[0] == "title" or kv[0] == "text")
-    out = (sparse_units(pairs, view), embedder_passages(pairs, source, kind, title, text, view),
-           sentences(said.get("text"), said.get("title")))
+    out = (tuple(sparse_units(pairs, view)), tuple(embedder_passages(pairs, source, kind, title, text, view)),
+           tuple(sentences(said.get("text"), said.get("title"))))
     if key is not None:
         if len(memo) > 100_000:
             memo.clear()

@@ -110,10 +110,15 @@ class ChatTurnHeads(Protocol):
       probability that it is an implicit follow-up ("make it shorter", "and in 2023?")
       that leans on the most recent turn;
     - ``follow_up_scores``: for a simplified prompt's vector and earlier turns' vectors,
-      the probability that the prompt follows up each turn.
+      the probability that the prompt follows up each turn (each turn alone);
+    - ``follow_up_choice``: the same turns seen together, with the tree built so far
+      (``parents[i]``: the position of turn i's parent among ``turns``, ``None`` for a
+      root, -1 for a parent further back): the probability that each turn is the
+      prompt's parent, and last, that the prompt starts a new root; they sum to 1.
 
-    ``threshold`` (judge) and ``implicit_threshold`` (IFQC) were tuned on a dev set;
-    ``version`` names the weights, so trees built with other heads are rebuilt."""
+    ``threshold`` (the least choice probability of a parent) and ``implicit_threshold``
+    (IFQC) were tuned on a dev set; ``version`` names the weights, so trees built with
+    other heads are rebuilt."""
 
     threshold: float
     implicit_threshold: float
@@ -124,6 +129,9 @@ class ChatTurnHeads(Protocol):
     def implicit_follow_up(self, vectors: Sequence[Sequence[float]], word_counts: Sequence[int]) -> list[float]: ...
 
     def follow_up_scores(self, prompt: Sequence[float], turns: Sequence[Sequence[float]]) -> list[float]: ...
+
+    def follow_up_choice(self, prompt: Sequence[float], turns: Sequence[Sequence[float]],
+                         parents: Sequence[int | None]) -> list[float]: ...
 
 
 @runtime_checkable

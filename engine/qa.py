@@ -277,7 +277,8 @@ class HindsightEngine:
             return (len(history) - 1, "reads as a follow-up") if is_follow_up(question) else (None, "new_topic")
         from engine.chattree import TreeTurn, analyse_prompt, place
 
-        turns = [TreeTurn(str(i), a.turn_vector) for i, a in enumerate(history) if a.turn_vector]
+        turns = [TreeTurn(str(i), a.turn_vector, None if a.follows is None else str(a.follows))
+                 for i, a in enumerate(history) if a.turn_vector]
         if not turns:
             return None, "new_topic"
         placement = place(analyse_prompt(question, self.chat_models), turns, self.chat_models)

@@ -148,7 +148,7 @@ def build_conversations(convs: list[Conversation], models: ChatTreeModels) -> li
             history: list[TreeTurn] = []
             node = turn.above
             while node is not None and node in built and len(history) < JUDGE_WINDOW:
-                history.append(TreeTurn(node, built[node].vector))
+                history.append(TreeTurn(node, built[node].vector, built[node].parent))
                 node = above.get(node)
             history.reverse()
             p = place(next(analyses), history, models)

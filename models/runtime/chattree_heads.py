@@ -1,8 +1,8 @@
 """The chat-tree heads (``engine.protocols.ChatTurnHeads``) at run time: three small
-MLPs over MiniLM sentence vectors, trained by ``models/training/chattree.py`` and
-committed beside this module (``chattree_heads.npz`` with ``chattree_heads.json``, its
-manifest). They run on numpy: no torch, no onnxruntime session for a few matrix
-products.
+MLPs over MiniLM sentence vectors and the parent chooser over the judge's scores
+(``chattree_choice``), trained by ``models/training/chattree.py`` and committed beside
+this module (``chattree_heads.npz`` with ``chattree_heads.json``, its manifest). They
+run on numpy: no torch, no onnxruntime session for a few matrix products.
 """
 from __future__ import annotations
 
@@ -40,13 +40,17 @@ def _sigmoid(z):
 
 class NumpyChatTurnHeads:
     """``ChatTurnHeads`` from arrays: ``{label,ifqc,judge}.{w1,b1,w2,b2}`` (one hidden
-    ReLU layer each). :meth:`load` reads the committed, verified pair of files."""
+    ReLU layer each) and the chooser's ``rank.{w1,b1,w2,b2,root}``. :meth:`load` reads
+    the committed, verified pair of files. ``threshold`` is the least probability the
+    chooser must give a turn for it to be the parent."""
 
     def __init__(self, arrays: dict, *, threshold: float, implicit_threshold: float, version: str):
         import numpy as np
 
         self._w = {name: [np.asarray(arrays[f"{name}.{k}"], dtype=np.float32) for k in ("w1", "b1", "w2", "b2")]
                    for name in ("label", "ifqc", "judge")}
+        # the chooser is absent only while training builds the heads one by one
+        self._rank = {k: np.asarray(v, dtype=np.float32) for k, v in arrays.items() if k.startswith("rank.")} or None
         self.threshold = float(threshold)
         self.implicit_threshold = float(implicit_threshold)
         self.version = version
@@ -67,6 +71,9 @@ class NumpyChatTurnHeads:
                                 f"{str(info.get('sha256'))[:12]}…; retrain or restore the pair")
         with np.load(weights) as z:
             arrays = {k: z[k] for k in z.files}
+        if "rank.root" not in arrays:
+            raise HeadsMismatch(f"{weights} has no parent chooser (rank.*): heads from before #40's chooser; "
+                                "retrain them with `python -m models.training.chattree`")
         heads = cls(arrays, threshold=info["threshold"], implicit_threshold=info["implicit_threshold"],
                     version=digest[:16])
         heads.manifest = info
@@ -89,16 +96,30 @@ class NumpyChatTurnHeads:
         return _sigmoid(_mlp(x, self._w["ifqc"])[:, 0]).tolist()
 
     def follow_up_scores(self, prompt: Sequence[float], turns: Sequence[Sequence[float]]) -> list[float]:
-        import numpy as np
-
         if not len(turns):
             return []
+        return _sigmoid(self.judge_logits(prompt, turns)).tolist()
+
+    def judge_logits(self, prompt: Sequence[float], turns: Sequence[Sequence[float]]):
+        import numpy as np
+
         h = np.asarray(turns, dtype=np.float32)
         p = np.broadcast_to(np.asarray(prompt, dtype=np.float32), h.shape)
-        return _sigmoid(_mlp(judge_features(h, p), self._w["judge"])[:, 0]).tolist()
+        return _mlp(judge_features(h, p), self._w["judge"])[:, 0]
+
+    def follow_up_choice(self, prompt: Sequence[float], turns: Sequence[Sequence[float]],
+                         parents: Sequence[int | None]) -> list[float]:
+        from models.runtime.chattree_choice import choice_features, choice_logits, softmax
+
+        if self._rank is None:
+            raise HeadsMismatch("these chat-tree heads have no parent chooser (rank.*); retrain them")
+        if not len(turns):
+            return [1.0]
+        candidates, root = choice_features(self.judge_logits(prompt, turns), prompt, turns, parents)
+        return softmax(choice_logits(candidates, root, self._rank)).tolist()
 
     def close(self) -> None:
-        self._w = {}
+        self._w, self._rank = {}, None
 
 
 def length_feature(word_counts: Sequence[int]):

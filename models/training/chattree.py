@@ -9,7 +9,9 @@ commit them as numpy weights with a manifest:
    self-contained requests;
 3. the follow-up judge over [h, p, h-p, h*p]: a MultiChallenge train turn's simplified
    prompt against the turn before it (follows up) and against turns of other
-   conversations (does not).
+   conversations (does not);
+4. the parent chooser (``chattree_choice``): which recent turn, or a new root, over
+   the judge's scores, trained on interleaved MultiChallenge train conversations.
 
 Then both thresholds are chosen on MixMC dev (interleaved dev conversations), by
 accuracy of the predicted parents; MixMC test is measured once and only reported.
@@ -31,6 +33,7 @@ from pathlib import Path
 
 from models.runtime.chattree_heads import LABELS, MANIFEST, WEIGHTS, NumpyChatTurnHeads, judge_features, \
     length_feature, sha256_of
+from models.training import chattree_choice as choice
 from models.training import chattree_text as gen
 from models.training.mixmc import load_conversations, mixed_chats, multichallenge_path, split
 
@@ -104,6 +107,39 @@ def _train_mlp(x, y, hidden: int, *, classes: int, epochs: int, weights=None, se
             "w2": last.weight.detach().numpy().T.copy(), "b2": last.bias.detach().numpy().copy()}
 
 
+def train_judge(convs: dict, prompt_vec: dict, turn_vec: dict, generated, *, seed: int = SEED) -> dict:
+    """The follow-up judge over [h, p, h-p, h*p]: each turn's simplified prompt against
+    the turn before it (follows up), an earlier turn of its own conversation (a hard
+    negative) and turns of other conversations; generated instructions against any turn."""
+    import numpy as np
+
+    rng = random.Random(seed)
+    ids = sorted(convs)
+    hs, ps, ys_, ws = [], [], [], []
+    for cid in ids:
+        for t in convs[cid]:
+            p = prompt_vec[(cid, t.index)]
+            if t.index > 0:
+                hs.append(turn_vec[(cid, t.index - 1)]); ps.append(p); ys_.append(1); ws.append(1.0)
+            if t.index > 1 and HARD_NEGATIVE_WEIGHT:
+                # an earlier turn of its own conversation: related, but not the turn it follows
+                hs.append(turn_vec[(cid, rng.randrange(t.index - 1))]); ps.append(p); ys_.append(0)
+                ws.append(HARD_NEGATIVE_WEIGHT)
+            for _ in range(3):
+                other = rng.choice(ids)
+                if other == cid:
+                    continue
+                k = rng.randrange(len(convs[other]))
+                hs.append(turn_vec[(other, k)]); ps.append(p); ys_.append(0); ws.append(1.0)
+    for p in generated:
+        cid = rng.choice(ids)
+        hs.append(turn_vec[(cid, rng.randrange(len(convs[cid])))]); ps.append(p); ys_.append(0); ws.append(1.0)
+    xj = judge_features(np.stack(hs), np.stack(ps))
+    yj = np.array(ys_)
+    balance = np.where(yj == 1, len(yj) / (2 * yj.sum()), len(yj) / (2 * (len(yj) - yj.sum()))) * np.array(ws)
+    return _train_mlp(xj, yj, HIDDEN["judge"], classes=1, epochs=40, weights=balance, seed=seed)
+
+
 def _accuracy(pred, gold) -> float:
     return sum(p == g for p, g in zip(pred, gold)) / max(1, len(gold))
 
@@ -127,7 +163,7 @@ def evaluate_mixmc(chats, models, *, threshold: float, implicit_threshold: float
             analysis, vector = cache[t.id]
             analysis = dataclasses.replace(analysis, implicit_follow_up=analysis.implicit_score >= implicit_threshold)
             predicted[t.id] = place(analysis, history, models).parent
-            history.append(TreeTurn(t.id, vector))
+            history.append(TreeTurn(t.id, vector, predicted[t.id]))
         pairs.append((predicted, {t.id: t.parent for t in chat}))
     return parent_metrics(pairs)
 
@@ -234,39 +270,24 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     # 3. judge
     models = ChatTreeModels(segmenter, embedder, heads_tmp)
     ids = sorted(train_c)
-    turn_vec, prompt_vec = {}, {}
+    turn_vec, prompt_vec, analyses = {}, {}, {}
     for cid in ids:
         analysed = [analyse_prompt(t.prompt, models) for t in train_c[cid]]
         for t, a, v in zip(train_c[cid], analysed,
                            turn_vectors([(a, t.response) for a, t in zip(analysed, train_c[cid])], models)):
             prompt_vec[(cid, t.index)] = np.asarray(a.vector, dtype=np.float32)
             turn_vec[(cid, t.index)] = np.asarray(v, dtype=np.float32)
-    hs, ps, ys_, ws = [], [], [], []
-    for cid in ids:
-        for t in train_c[cid]:
-            p = prompt_vec[(cid, t.index)]
-            if t.index > 0:
-                hs.append(turn_vec[(cid, t.index - 1)]); ps.append(p); ys_.append(1); ws.append(1.0)
-            if t.index > 1 and HARD_NEGATIVE_WEIGHT:
-                # an earlier turn of its own conversation: related, but not the turn it follows
-                hs.append(turn_vec[(cid, rng.randrange(t.index - 1))]); ps.append(p); ys_.append(0)
-                ws.append(HARD_NEGATIVE_WEIGHT)
-            for _ in range(3):
-                other = rng.choice(ids)
-                if other == cid:
-                    continue
-                k = rng.randrange(len(train_c[other]))
-                hs.append(turn_vec[(other, k)]); ps.append(p); ys_.append(0); ws.append(1.0)
-    generated = gen.instructions(600, SEED + 3)
-    for p in embed(generated):
-        cid = rng.choice(ids)
-        hs.append(turn_vec[(cid, rng.randrange(len(train_c[cid])))]); ps.append(p); ys_.append(0); ws.append(1.0)
-    xj = judge_features(np.stack(hs), np.stack(ps))
-    yj = np.array(ys_)
-    balance = np.where(yj == 1, len(yj) / (2 * yj.sum()), len(yj) / (2 * (len(yj) - yj.sum()))) * np.array(ws)
-    judge_w = _train_mlp(xj, yj, HIDDEN["judge"], classes=1, epochs=40, weights=balance)
+            analyses[(cid, t.index)] = a
+    generated = embed(gen.instructions(600, SEED + 3))
+    judge_w = train_judge(train_c, prompt_vec, turn_vec, generated)
+
+    # 4. the parent chooser, over judge scores made by judges that never saw the chat
+    partial = {f"{name}.{k}": v.astype(np.float32) for name, w in (("label", label_w), ("ifqc", ifqc_w))
+               for k, v in w.items()}
+    rank_w, chooser_info = choice.train_chooser(train_c, analyses, prompt_vec, turn_vec, generated, partial)
     arrays = {f"{name}.{k}": v.astype(np.float32) for name, w in (("label", label_w), ("ifqc", ifqc_w),
                                                                   ("judge", judge_w)) for k, v in w.items()}
+    arrays.update(rank_w)
     heads = NumpyChatTurnHeads(arrays, threshold=0.5, implicit_threshold=0.5, version="training")
     models = ChatTreeModels(segmenter, embedder, heads)
 
@@ -276,7 +297,8 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     tuned = tune_thresholds(models, dev_c, test_c)
     embedder.save()
     manifest = {
-        "what": "chat-tree heads (CRyCHIc): sentence labels, implicit follow-up classifier, follow-up judge",
+        "what": "chat-tree heads (CRyCHIc): sentence labels, implicit follow-up classifier, follow-up judge, "
+                "parent chooser",
         "weights": out_weights.name, "sha256": sha256_of(out_weights),
         "threshold": tuned["threshold"], "implicit_threshold": tuned["implicit_threshold"],
         "script": "models/training/chattree.py",
@@ -289,6 +311,7 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
                  "generated": f"models/training/chattree_text.py, seed {SEED}"},
         "splits": {"train": len(train_c), "dev": len(dev_c), "test": len(test_c)},
         "held_out": {"sentence_labels_accuracy": round(label_held, 4), "ifqc_accuracy": round(ifqc_held, 4)},
+        "chooser": chooser_info,
         "mixmc_dev": tuned["mixmc_dev"], "mixmc_test": tuned["mixmc_test"], "grid": tuned["grid"],
         "seconds": round(time.perf_counter() - t0, 1),
     }
@@ -296,7 +319,8 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     return manifest
 
 
-JUDGE_THRESHOLDS = (0.01, 0.02, 0.03, 0.05, 0.1, 0.2, 0.3, 0.4, 0.5, 0.7)
+#: The chooser's least probability for a parent (below it, a new root).
+JUDGE_THRESHOLDS = (0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7)
 IMPLICIT_THRESHOLDS = (0.5, 0.7, 0.9)
 
 

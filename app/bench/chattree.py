@@ -9,7 +9,7 @@ baseline, on
 - the hand-annotated real ChatGPT conversations (``chattree_annotated.json``; never
   trained or tuned on).
 
-Also the time to insert one turn (analysis, judge and the turn's own vector), and the
+Also the time to insert one turn (analysis, judge, chooser and the turn's own vector), and the
 time to rebuild every tree of the real ChatGPT export (192 conversations) in a fresh
 store.
 """
@@ -146,8 +146,9 @@ def table(figures: dict) -> str:
         rows.append(f"| WildChatTree | {method} | | {a:.3f} | {p:.3f} | {r:.3f} | {'' if f1 is None else f'{f1:.3f}'} |")
     t = figures["ms_per_inserted_turn"]
     rows.append("")
-    rows.append(f"Insert one turn (analysis, judge, its vector): mean {t['mean']} ms, median {t['median']} ms, "
-                f"p95 {t['p95']} ms. Thresholds: judge {figures['threshold']}, IFQC {figures['implicit_threshold']}.")
+    rows.append(f"Insert one turn (analysis, judge and chooser, its vector): mean {t['mean']} ms, "
+                f"median {t['median']} ms, p95 {t['p95']} ms. Thresholds: parent chooser {figures['threshold']}, "
+                f"IFQC {figures['implicit_threshold']}.")
     r = figures.get("rebuild_chatgpt_export")
     if r:
         rows.append(f"Rebuild the real ChatGPT export's trees: {r['conversations']} conversations, {r['prompts']} "

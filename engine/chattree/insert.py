@@ -49,7 +49,7 @@ class TreeTurn:
 class Placement:
     parent: str | None  # the id of the turn it follows up; None: a root
     reason: Reason
-    score: float | None  # the judge's probability for the parent (or the best, for a new topic)
+    score: float | None  # the chooser's probability for the parent (or the best turn's, for a new topic)
     analysis: PromptAnalysis
 
     @property

@@ -49,7 +49,7 @@ CREATE TABLE IF NOT EXISTS chat_tree_turns (
     label VARCHAR NOT NULL,             -- polite | information | instruction
     implicit_follow_up BOOLEAN NOT NULL,
     reason VARCHAR NOT NULL,            -- which insert rule placed it
-    score DOUBLE,                       -- the judge's probability, where it decided
+    score DOUBLE,                       -- the parent chooser's probability, where it decided
     simplified VARCHAR NOT NULL,
     response_event_id VARCHAR,
     response_count INTEGER NOT NULL,    -- >1: the reply was regenerated

@@ -7,7 +7,9 @@ conversations are cut into ``FOLDS`` folds, a judge is trained on the other fold
 for each, and the chooser learns from chats of each fold scored by the judge that
 left that fold out (stacking). The app's judge is the one trained on them all.
 
-The chats: each fold's conversations interleaved in pairs under many seeds, and each
+The chats: each fold's conversations interleaved in pairs under many seeds (MixMC's
+own shape), and also in threes, one after another in pairs (a topic finished, then
+another: real chats change topic more often than they interleave), and each
 conversation alone. Placement runs the app's own :func:`engine.chattree.insert.place`.
 First the tree built so far is the true one (teacher forcing); then the chats are
 placed again with the first chooser's own parents, so the second chooser also learns
@@ -25,8 +27,11 @@ log = logging.getLogger(__name__)
 
 SEED = 40
 FOLDS = 5
-#: Interleavings of each fold's conversations (pairings and orders differ per seed).
+#: Interleavings of each fold's conversations in pairs (pairings and orders differ
+#: per seed), then those in threes and pairs one after the other.
 MIX_SEEDS = 24
+THREE_SEEDS = 8
+AFTER_SEEDS = 8
 WINDOW = 20
 HIDDEN = 16
 EPOCHS = 40
@@ -56,17 +61,32 @@ class _ChoosingHeads:
         return softmax(choice_logits(candidates, root, self.rank)).tolist()
 
 
-def _chats(convs: dict, seed: int) -> list[list[_Turn]]:
-    from models.training.mixmc import mixed_chats
-
+def _weave(group: list, rng: random.Random, *, interleave: bool) -> list[_Turn]:
+    """Conversations' turns in one chat, each keeping its order: randomly merged, or
+    one conversation after the other."""
+    slots = [i for i, turns in enumerate(group) for _ in turns]
+    if interleave:
+        rng.shuffle(slots)
+    nxt = [0] * len(group)
     out = []
-    for s in range(MIX_SEEDS):
-        for chat in mixed_chats(convs, seed=seed * 1000 + s):
-            out.append([_Turn(t.id, t.parent, (t.id.rsplit("#", 1)[0], int(t.id.rsplit("#", 1)[1])))
-                        for t in chat])
-    for cid, turns in convs.items():
-        out.append([_Turn(f"{cid}#{t.index}", f"{cid}#{t.index - 1}" if t.index else None, (cid, t.index))
-                    for t in turns])
+    for i in slots:
+        t = group[i][nxt[i]]
+        nxt[i] += 1
+        out.append(_Turn(f"{t.conversation}#{t.index}", f"{t.conversation}#{t.index - 1}" if t.index else None,
+                         (t.conversation, t.index)))
+    return out
+
+
+def _chats(convs: dict, seed: int) -> list[list[_Turn]]:
+    out = []
+    for size, seeds, interleave in ((2, MIX_SEEDS, True), (3, THREE_SEEDS, True), (2, AFTER_SEEDS, False)):
+        for s in range(seeds):
+            rng = random.Random(seed * 1000 + size * 100 + s + (0 if interleave else 50))
+            ids = sorted(convs)
+            rng.shuffle(ids)
+            out += [_weave([convs[c] for c in ids[i:i + size]], rng, interleave=interleave)
+                    for i in range(0, len(ids) - size + 1, size)]
+    out += [_weave([turns], random.Random(0), interleave=False) for turns in convs.values()]
     return out
 
 

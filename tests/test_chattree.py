@@ -544,6 +544,30 @@ def test_tampered_heads_are_refused(tmp_path):
         NumpyChatTurnHeads.load(bad, MANIFEST)
 
 
+def test_chooser_training_chats_keep_each_conversation_s_order_and_true_parents():
+    """The chooser learns from the given (train) conversations only, woven into chats in
+    pairs and threes, interleaved or one after another, each keeping its own order."""
+    from models.training.chattree_choice import _chats
+    from models.training.mixmc import SourceTurn
+
+    convs = {c: [SourceTurn(c, i, f"{c} prompt {i}", "") for i in range(n)]
+             for c, n in (("a", 3), ("b", 4), ("c", 2), ("d", 5), ("e", 3), ("f", 1))}
+    chats = _chats(convs, 7)
+    sizes = set()
+    after_each_other = 0
+    for chat in chats:
+        owners = [t.key[0] for t in chat]
+        assert set(owners) <= set(convs)
+        sizes.add(len(set(owners)))
+        for c in set(owners):
+            mine = [t for t in chat if t.key[0] == c]
+            assert [t.key[1] for t in mine] == list(range(len(convs[c])))  # whole, in order
+            assert [t.parent for t in mine] == [None] + [f"{c}#{i}" for i in range(len(convs[c]) - 1)]
+        runs = [o for i, o in enumerate(owners) if i == 0 or owners[i - 1] != o]
+        after_each_other += len(set(owners)) == 2 and len(runs) == 2
+    assert sizes == {1, 2, 3} and after_each_other > 0
+
+
 def test_annotated_set_is_kept_out_of_training():
     """The hand-annotated conversations (4+ user turns) are an evaluation set: the
     training script reads only conversations with fewer user turns."""

@@ -269,19 +269,29 @@ def extractor_cmd(obj: Ctx, results: str) -> None:
 @common
 @_LIMIT
 @_RESULTS
+@click.option("--busy", is_flag=True,
+              help="Instead: the planner's threads fixed against paced, idle and beside a busy program.")
 @click.pass_obj
-def planner_cmd(obj: Ctx, limit: int | None, results: str) -> None:
+def planner_cmd(obj: Ctx, limit: int | None, results: str, busy: bool) -> None:
     """Planner decoding: the same questions' plans written with and without guessed
-    (drafted) tokens, time and forward passes side by side, and how many plans agree."""
+    (drafted) tokens, time and forward passes side by side, and how many plans agree.
+    With --busy: written with a fixed thread count and with the pacer that drops to one
+    thread while another program holds a core, on this machine and beside a busy loop."""
     from app.bench import planner as planner_bench
     from models.registry import ModelMissing, ModelRegistry
 
     try:
         with ModelRegistry() as registry:
-            figures = planner_bench.run(registry, echo=_stderr_echo, limit=limit)
+            if busy:
+                figures = planner_bench.run_threads(registry, echo=_stderr_echo, limit=limit)
+            else:
+                figures = planner_bench.run(registry, echo=_stderr_echo, limit=limit)
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    _finish(obj, "planner", figures, planner_bench.table(figures), results)
+    if busy:
+        _finish(obj, "planner-threads", figures, planner_bench.threads_table(figures), results)
+    else:
+        _finish(obj, "planner", figures, planner_bench.table(figures), results)
 
 
 @bench.command("timelineqa")

@@ -471,3 +471,16 @@ def test_scale_table_marks_the_one_thread_read_as_having_no_workers():
     assert lines[2].endswith("| 400 | 300 |") and "as the app does" in lines[2]
     assert lines[3].endswith("| 400 | – |") and "one thread" in lines[3]
     assert "1.8x as fast as on one thread" in text
+
+
+def test_planner_threads_table_shows_both_machines_side_by_side():
+    from app.bench.planner import threads_table
+
+    row = {"fixed_total_s": 77.1, "fixed_median_s": 6.21, "paced_total_s": 45.9, "paced_median_s": 3.28,
+           "paced_vs_fixed": 0.595, "one_thread_share": 0.9, "same_plans": 12}
+    text = threads_table({"questions": 12, "threads": 2, "idle": {**row, "paced_vs_fixed": 0.99,
+                                                                  "one_thread_share": 0.0}, "busy": row})
+    lines = text.splitlines()
+    assert lines[0].startswith("| machine | 2 threads fixed")
+    assert lines[2].startswith("| idle |") and "| 0% |" in lines[2]
+    assert lines[3].startswith("| busy | 77.1 s | 6.21 s | 45.9 s | 3.28 s | 0.59 | 90% | 12 of 12 |")

@@ -171,6 +171,40 @@ def test_greedy_decoding_asks_the_grammar_only_about_the_chosen_token_and_picks_
     assert len(llm.tokenize(planner.complete(cases[0][0], grammar=plan, max_tokens=5).encode(), add_bos=False)) <= 5
 
 
+def test_a_plan_is_the_same_text_written_with_one_thread_or_two(registry):
+    """The planner drops to one thread while another program holds a core
+    (models/runtime/llama_threads.py): the plan it writes must not depend on that."""
+    from engine.plan.grammar import plan_grammar
+    from engine.qud.planner import instructions
+
+    planner = registry.planner()
+    plan = plan_grammar().replace("root ::= plan", 'root ::= " "? plan', 1)
+    prompt = (instructions() + 'Q: How many songs did I play?\nP: APPLY(l=RETRIEVE(query="song I played"), '
+              'fct="len")\n\nQ: Which artist did I listen to most in May?\nP:')
+
+    class Fixed:
+        def __init__(self, n):
+            self.current = n
+            self.counts = set()
+
+        def threads(self):
+            return self.current
+
+        def record(self, threads, _seconds):
+            self.counts.add(threads)
+
+    texts, pacer = {}, planner.pacer
+    try:
+        for n in (1, 2):
+            planner.pacer = fixed = Fixed(n)
+            planner._llm.reset()
+            texts[n] = planner.complete(prompt, grammar=plan, max_tokens=100, stop=["\n"])
+            assert fixed.counts == {n}
+    finally:
+        planner.pacer = pacer
+    assert "RETRIEVE(" in texts[2] and texts[1] == texts[2]
+
+
 def test_a_plan_drawn_at_a_temperature_follows_the_grammar_and_is_drawn_alike_again(registry):
     """The planner's retries draw at a temperature through the same loop as greedy
     decoding (guesses checked in the pass), not llama-cpp-python's sampler chain."""

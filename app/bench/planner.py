@@ -1,4 +1,6 @@
-"""Planner decoding speed: the same questions planned with and without drafted tokens.
+"""Planner decoding speed: the same questions planned with and without drafted tokens;
+with ``--busy``, planned with a fixed thread count and with the thread pacer
+(``models.runtime.llama_threads``), on an idle machine and beside a busy program.
 
 Each question's first plan step is written once per setting, in turns, with the
 question's own tokens evaluated again every time (only the shared instruction prefix
@@ -9,6 +11,8 @@ a near tie (``models.runtime.greedy``), so the plans that differ are counted.
 from __future__ import annotations
 
 import statistics
+import subprocess
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -101,4 +105,76 @@ def table(figures: dict) -> str:
         kept = "" if f["accepted_share"] is None else f"{f['accepted_share']:.0%}"
         rows.append(f"| {label(s)} | {f['total_s']:.1f} s | {f['median_s']:.2f} s | {f['vs_none']:.2f} | "
                     f"{f['passes']} | {kept} | {f.get('refused', '')} | {f['same_plans']} of {figures['questions']} |")
+    return "\n".join(rows)
+
+
+def _busy_program() -> subprocess.Popen:
+    """Another program that keeps one core busy (a loop at the user's priority), as a
+    build, a browser tab or a video call does."""
+    return subprocess.Popen([sys.executable, "-c", "while True: pass"])
+
+
+def run_threads(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
+    """Each question's first plan step written with the planner's threads fixed and
+    with the pacer choosing them pass by pass, in turns; first on this machine as it
+    is, then beside :func:`_busy_program`. The pacer is the planner's own, so it
+    learns the idle speed first, as in the app."""
+    from engine.qud.planner import QudPlanner
+
+    llm = registry.planner()
+    planner = QudPlanner(llm)
+    planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
+    prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
+    questions = QUESTIONS[:limit] if limit else QUESTIONS
+    pacer, most = llm.pacer, llm.pacer.most
+    figures: dict = {"questions": len(questions), "threads": most}
+    try:
+        for machine in ("idle", "busy"):
+            other = _busy_program() if machine == "busy" else None
+            per: dict[str, list[tuple[float, str, dict]]] = {"fixed": [], "paced": []}
+            try:
+                for n, question in enumerate(questions, 1):
+                    prompt = f"{planner.prefix}Q: {question}\nP:"
+                    for mode in per:
+                        llm.pacer = pacer if mode == "paced" else None
+                        llm._llm._ctx.set_n_threads(most, most)
+                        llm.decode_stats = {}
+                        llm._llm.n_tokens = min(llm._llm.n_tokens, prefix_tokens - 2)
+                        t0 = time.perf_counter()
+                        text = llm.complete(prompt, grammar=planner.grammar, max_tokens=planner.max_tokens,
+                                            stop=["\n"])
+                        per[mode].append((time.perf_counter() - t0, text, dict(llm.decode_stats)))
+                    echo(f"[{machine} {n}/{len(questions)}] {question}: "
+                         + ", ".join(f"{m} {per[m][-1][0]:.2f} s" for m in per))
+            finally:
+                if other is not None:
+                    other.kill()
+                    other.wait()
+            fixed, paced = per["fixed"], per["paced"]
+            passes = sum(r[2].get("passes", 0) for r in paced)
+            figures[machine] = {
+                "fixed_total_s": round(sum(r[0] for r in fixed), 2),
+                "fixed_median_s": round(statistics.median(r[0] for r in fixed), 2),
+                "paced_total_s": round(sum(r[0] for r in paced), 2),
+                "paced_median_s": round(statistics.median(r[0] for r in paced), 2),
+                "paced_vs_fixed": round(sum(r[0] for r in paced) / sum(r[0] for r in fixed), 3),
+                "one_thread_share": round(sum(r[2].get("one_thread_passes", 0) for r in paced) / passes, 3)
+                if passes else 0.0,
+                "same_plans": sum(a[1] == b[1] for a, b in zip(fixed, paced)),
+            }
+    finally:
+        llm.pacer = pacer
+        llm._llm._ctx.set_n_threads(pacer.current, pacer.current)
+    return figures
+
+
+def threads_table(figures: dict) -> str:
+    rows = [f"| machine | {figures['threads']} threads fixed: total | median | paced: total | median "
+            "| paced / fixed | passes on one thread | same plans |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for machine in ("idle", "busy"):
+        f = figures[machine]
+        rows.append(f"| {machine} | {f['fixed_total_s']:.1f} s | {f['fixed_median_s']:.2f} s | "
+                    f"{f['paced_total_s']:.1f} s | {f['paced_median_s']:.2f} s | {f['paced_vs_fixed']:.2f} | "
+                    f"{f['one_thread_share']:.0%} | {f['same_plans']} of {figures['questions']} |")
     return "\n".join(rows)

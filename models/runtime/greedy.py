@@ -22,9 +22,14 @@ from __future__ import annotations
 
 import ctypes
 import math
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 import numpy as np
+
+if TYPE_CHECKING:
+    from models.runtime.llama_threads import ThreadPacer
 
 _TOKEN_DATA = np.dtype([("id", np.int32), ("logit", np.float32), ("p", np.float32)])
 # Tokens asked one by one, best first, before the whole vocabulary is masked (GrammarGate.best).
@@ -271,7 +276,8 @@ def _eval_rows(llm, tokens: list[int], n_vocab: int) -> np.ndarray:
 
 def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, stop: Sequence[str] = (),
                     draft_tokens: int = DRAFT_TOKENS, draft_agreement: float = DRAFT_AGREEMENT,
-                    stats: dict | None = None, temperature: float = 0.0, seed: int = 0) -> str:
+                    stats: dict | None = None, temperature: float = 0.0, seed: int = 0,
+                    pacer: ThreadPacer | None = None) -> str:
     """Continue ``prompt`` greedily under ``gate``'s grammar on a ``llama_cpp.Llama``,
     reusing the KV cache for the token prefix it already holds (as ``create_completion`` does).
 
@@ -283,7 +289,8 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     tokens score within that of each other the pick can change. Of 17 plans compared,
     one did: "run with people" became "running with friends" (`hindsight bench
     planner` counts the plans that differ). ``stats`` (optional) counts passes and
-    accepted guesses.
+    accepted guesses. ``pacer`` (optional) chooses each pass's thread count from the
+    times of the passes before (:class:`models.runtime.llama_threads.ThreadPacer`).
 
     With a ``temperature`` each token is drawn instead (:meth:`GrammarGate.sample`,
     from a generator seeded with ``seed``), and a guess is kept where the token drawn
@@ -299,6 +306,15 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
     same = held[:n] == np.asarray(tokens[:n], dtype=held.dtype)
     common = n if same.all() else int(np.argmin(same))
     llm.n_tokens = common  # llm.eval() then drops the KV entries from here on
+    applied = [0]
+
+    def use_threads(n: int) -> None:
+        if n != applied[0]:
+            llm._ctx.set_n_threads(n, n)
+            applied[0] = n
+
+    if pacer is not None:
+        use_threads(pacer.current)
     llm.eval(tokens[common:])
 
     gate.reset()
@@ -352,7 +368,16 @@ def greedy_complete(llm, prompt: str, gate: GrammarGate, *, max_tokens: int, sto
                                    min(draft_tokens, max_tokens - len(out)),
                                    agreement=draft_agreement) if draft_tokens else []
         draft = draft[:gate.allowed_run(draft)]  # a guess the grammar refuses is never kept
-        rows = _eval_rows(llm, [token, *draft], n_vocab)
+        if pacer is None:
+            rows = _eval_rows(llm, [token, *draft], n_vocab)
+        else:
+            threads = pacer.threads()
+            use_threads(threads)
+            started = time.perf_counter()
+            rows = _eval_rows(llm, [token, *draft], n_vocab)
+            pacer.record(threads, (time.perf_counter() - started) / (1 + len(draft)))
+            if threads == 1:
+                stats["one_thread_passes"] = stats.get("one_thread_passes", 0) + 1
         stats["passes"] += 1
         stats["drafted"] += len(draft)
         logits = rows[0]

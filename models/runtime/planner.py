@@ -15,6 +15,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from models.runtime.greedy import DRAFT_AGREEMENT, DRAFT_AMX, DRAFT_TOKENS, GrammarGate, greedy_complete
+from models.runtime.llama_threads import ThreadPacer
 
 log = logging.getLogger(__name__)
 native_log = logging.getLogger("models.llama_cpp")
@@ -184,6 +185,8 @@ class LlamaPlanner:
         # tail's earlier occurrences agree; more where AMX makes a longer pass cheap
         self.draft_tokens, self.draft_agreement = draft_setting(instruction_sets())
         self.decode_stats: dict[str, int] = {}  # forward passes, guessed and accepted tokens, summed
+        # fewer threads while another program holds a core (see llama_threads)
+        self.pacer = ThreadPacer(threads)
 
     @property
     def identity(self) -> str:
@@ -332,7 +335,7 @@ class LlamaPlanner:
                 gate = self._gates[grammar] = GrammarGate(llm._model.vocab, llm.n_vocab(), grammar)
             return greedy_complete(llm, prompt, gate, max_tokens=max_tokens, stop=stop,
                                    draft_tokens=self.draft_tokens, draft_agreement=self.draft_agreement,
-                                   stats=self.decode_stats, temperature=temperature, seed=0)
+                                   stats=self.decode_stats, temperature=temperature, seed=0, pacer=self.pacer)
         out = llm.create_completion(
             prompt, max_tokens=max_tokens, temperature=temperature, stop=list(stop) or None,
             grammar=self._grammar(grammar) if grammar else None, seed=0)

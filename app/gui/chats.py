@@ -27,8 +27,8 @@ REASON_TIP = {
     "implicit": "An implicit follow-up (it leans on the prompt before it).",
     "information": "It adds information, so it belongs to the prompt before it.",
     "polite": "A polite remark: kept apart as its own topic.",
-    "judge": "The follow-up judge found it follows up this prompt.",
-    "new_topic": "The follow-up judge found no earlier prompt it follows: a new topic.",
+    "judge": "Compared with the recent prompts and their replies, it most likely follows up this one.",
+    "new_topic": "Compared with the recent prompts and their replies, it follows up none of them: a new topic.",
 }
 NODE_ROLE = Qt.ItemDataRole.UserRole
 PICK_HINT = "Click a prompt to read it with its reply. Hover it to see why it sits where it does."

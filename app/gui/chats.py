@@ -90,6 +90,8 @@ class ChatsPane(QWidget):
         header.setSectionResizeMode(0, QHeaderView.ResizeMode.Stretch)
         header.setSectionResizeMode(1, QHeaderView.ResizeMode.ResizeToContents)
         header.setSectionResizeMode(2, QHeaderView.ResizeMode.ResizeToContents)
+        # a long chain of follow-ups nests a level a prompt: narrow steps leave its words room
+        self.tree.setIndentation(12)
         self.tree.setToolTip("Hover a prompt to see why it sits where it does")
         self.tree.currentItemChanged.connect(self._node_chosen)
         self.legend = QLabel("Each topic starts at the left; a prompt that follows up another sits under it.")

@@ -627,3 +627,10 @@ def test_real_models_place_obvious_turns(store):
         stats = tables.rebuild(store, models)
         assert stats.built == stats.conversations > 0
         assert {(n.conversation_id, n.node_id) for n in queries.turns(store.reader())} <= _user_turns(store)
+
+
+def test_the_chooser_is_trained_on_the_window_placement_reads():
+    from engine.chattree.insert import JUDGE_WINDOW
+    from models.training.chattree_choice import WINDOW
+
+    assert WINDOW == JUDGE_WINDOW

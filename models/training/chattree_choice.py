@@ -32,7 +32,7 @@ FOLDS = 5
 MIX_SEEDS = 24
 THREE_SEEDS = 8
 AFTER_SEEDS = 8
-WINDOW = 20
+WINDOW = 20  # engine.chattree.insert.JUDGE_WINDOW (a test keeps them equal)
 HIDDEN = 16
 EPOCHS = 40
 

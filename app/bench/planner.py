@@ -48,19 +48,25 @@ def label(setting: tuple[int, float]) -> str:
     return "none" if not setting[0] else f"{setting[0]} / {setting[1]:.2f}"
 
 
-def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
+def _prepared(registry, echo: Callable[[str], None]):
+    """(the planner model, the question planner over it with its instruction prefix
+    evaluated, that prefix's length in tokens)."""
     from engine.qud.planner import QudPlanner
-
-    from models.runtime.planner import instruction_sets
 
     llm = registry.planner()
     planner = QudPlanner(llm)
-    cpu = sorted(s for s in instruction_sets() if s.startswith(("AVX", "AMX")))
-    echo(f"llama.cpp uses {', '.join(cpu) or 'no AVX'}")
     started = time.perf_counter()
     planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")  # the app's, see app.assemble
     echo(f"instruction prefix evaluated in {time.perf_counter() - started:.1f} s")
-    prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
+    return llm, planner, len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
+
+
+def run(registry, *, echo: Callable[[str], None] = lambda _: None, limit: int | None = None) -> dict:
+    from models.runtime.planner import instruction_sets
+
+    cpu = sorted(s for s in instruction_sets() if s.startswith(("AVX", "AMX")))
+    echo(f"llama.cpp uses {', '.join(cpu) or 'no AVX'}")
+    llm, planner, prefix_tokens = _prepared(registry, echo)
     questions = QUESTIONS[:limit] if limit else QUESTIONS
     per: dict[tuple[int, int], list[tuple[float, str, dict]]] = {s: [] for s in SETTINGS}
     saved = llm.draft_tokens, llm.draft_agreement
@@ -119,12 +125,7 @@ def run_threads(registry, *, echo: Callable[[str], None] = lambda _: None, limit
     with the pacer choosing them pass by pass, in turns; first on this machine as it
     is, then beside :func:`_busy_program`. The pacer is the planner's own, so it
     learns the idle speed first, as in the app."""
-    from engine.qud.planner import QudPlanner
-
-    llm = registry.planner()
-    planner = QudPlanner(llm)
-    planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
-    prefix_tokens = len(llm._llm.tokenize(planner.prefix.encode("utf-8"), add_bos=True, special=True))
+    llm, planner, prefix_tokens = _prepared(registry, echo)
     questions = QUESTIONS[:limit] if limit else QUESTIONS
     pacer, most = llm.pacer, llm.pacer.most
     figures: dict = {"questions": len(questions), "threads": most}

@@ -35,8 +35,9 @@ def choice_features(logits, prompt, turns, parents: Sequence[int | None]):
     n = len(z)
     pos = np.arange(n)
     distance = (n - pos).astype(np.float32)
-    cos_prompt = h @ p / np.maximum(np.linalg.norm(h, axis=1) * np.linalg.norm(p), 1e-6)
-    hn = h / np.maximum(np.linalg.norm(h, axis=1, keepdims=True), 1e-6)
+    norms = np.linalg.norm(h, axis=1)
+    cos_prompt = h @ p / np.maximum(norms * np.linalg.norm(p), 1e-6)
+    hn = h / np.maximum(norms[:, None], 1e-6)
     later = np.triu(np.ones((n, n), dtype=bool), 1)  # later[j, k]: turn k comes after turn j
     sim = np.where(later, hn @ hn.T, -1.0)
     later_sim = np.maximum(sim.max(1), 0.0)

@@ -109,13 +109,17 @@ class NumpyChatTurnHeads:
 
     def follow_up_choice(self, prompt: Sequence[float], turns: Sequence[Sequence[float]],
                          parents: Sequence[int | None]) -> list[float]:
+        import numpy as np
+
         from models.runtime.chattree_choice import choice_features, choice_logits, softmax
 
         if self._rank is None:
             raise HeadsMismatch("these chat-tree heads have no parent chooser (rank.*); retrain them")
         if not len(turns):
             return [1.0]
-        candidates, root = choice_features(self.judge_logits(prompt, turns), prompt, turns, parents)
+        # the stored turn vectors are tuples: made into one array once, for the judge and the chooser
+        h, p = np.asarray(turns, dtype=np.float32), np.asarray(prompt, dtype=np.float32)
+        candidates, root = choice_features(self.judge_logits(p, h), p, h, parents)
         return softmax(choice_logits(candidates, root, self._rank)).tolist()
 
     def close(self) -> None:

@@ -285,9 +285,7 @@ def train(shared: Path, out_weights: Path = WEIGHTS, out_manifest: Path = MANIFE
     partial = {f"{name}.{k}": v.astype(np.float32) for name, w in (("label", label_w), ("ifqc", ifqc_w))
                for k, v in w.items()}
     rank_w, chooser_info = choice.train_chooser(train_c, analyses, prompt_vec, turn_vec, generated, partial)
-    arrays = {f"{name}.{k}": v.astype(np.float32) for name, w in (("label", label_w), ("ifqc", ifqc_w),
-                                                                  ("judge", judge_w)) for k, v in w.items()}
-    arrays.update(rank_w)
+    arrays = {**partial, **{f"judge.{k}": v.astype(np.float32) for k, v in judge_w.items()}, **rank_w}
     heads = NumpyChatTurnHeads(arrays, threshold=0.5, implicit_threshold=0.5, version="training")
     models = ChatTreeModels(segmenter, embedder, heads)
 

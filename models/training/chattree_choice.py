@@ -164,7 +164,8 @@ def train_chooser(train_c: dict, analyses: dict, prompt_vec: dict, turn_vec: dic
     folds = [ids[f::FOLDS] for f in range(FOLDS)]
     per_fold = []
     for f, fold in enumerate(folds):
-        rest = {cid: train_c[cid] for cid in ids if cid not in set(fold)}
+        left_out = set(fold)
+        rest = {cid: train_c[cid] for cid in ids if cid not in left_out}
         judge_w = train_judge(rest, prompt_vec, turn_vec, generated, seed=seed + f)
         judge = NumpyChatTurnHeads({**partial, **{f"judge.{k}": v for k, v in judge_w.items()}},
                                    threshold=0.5, implicit_threshold=0.5, version="fold")

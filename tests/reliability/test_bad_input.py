@@ -5,6 +5,7 @@ files must fail by name or import what they can, with located issues."""
 from __future__ import annotations
 
 import re
+import shutil
 import tempfile
 from functools import cache
 from pathlib import Path
@@ -67,6 +68,16 @@ TEXT_DAMAGES = ["delete line", "garbage value", "huge", "bad bytes", "missing at
 @cache
 def _workdir() -> Path:
     return Path(tempfile.mkdtemp(prefix="hindsight-fuzz-"))
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _remove_workdir():
+    """The imported copies go when the module is done: a suite run leaves no files behind."""
+    yield
+    if _workdir.cache_info().currsize:
+        shutil.rmtree(_workdir(), ignore_errors=True)
+    _without.cache_clear()
+    _workdir.cache_clear()
 
 
 @cache

@@ -1291,6 +1291,29 @@ def test_a_kind_the_query_names_only_half_is_not_retrieved_beside_the_one_it_nam
     assert "music_stream" in kinds("played a song")  # named: kept whole, though the classifier says no
 
 
+def test_a_kind_the_classifier_calls_relevant_beside_the_kind_named_is_judged_not_kept_whole(store):
+    t = datetime(2024, 3, 1, 20, tzinfo=BERLIN)
+    add(store, [ev("netflix", "episode_stream", t, 50, "The Crown: Season 1: Episode 2"),
+                *(ev("spotify", "music_stream", t + timedelta(hours=i), 3, f"Song {i}", artist="Muse")
+                  for i in range(1, 6)),
+                ev("calendar", "calendar_event", t + timedelta(days=3), 120, "Movie night: TV series marathon")])
+    # the classifier calls the songs and the calendar relevant for a TV query
+    patterns = FakePatterns({"episode_stream": "relevant", "music_stream": "relevant", "calendar": "relevant"},
+                            default="irrelevant")
+    result = execute('RETRIEVE(query="watched a TV episode")', store,
+                     Models(patterns=patterns, reranker=FakeReranker("tv")), today=TODAY,
+                     retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    titles = sorted(r.get("title") for r in result.rows)
+    # the named kind whole; the others only where their events pass the reranker
+    assert titles == ["Movie night: TV series marathon", "The Crown: Season 1: Episode 2"]
+    [said] = [n for n in result.nodes[0].notes if n.startswith("patterns: ")]
+    assert "kind: music_stream | source: spotify [relevant, but the query names another kind: partial, 5]" in said
+    # a query that names no kind keeps what the classifier calls relevant whole
+    songs = execute('RETRIEVE(query="Muse")', store, Models(patterns=patterns, reranker=FakeReranker("nothing")),
+                    today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0)).rows
+    assert sum(r.get("kind") == "music_stream" for r in songs) == 5
+
+
 def test_a_query_that_names_a_source_and_its_kind_keeps_no_other_source(store):
     t = datetime(2023, 3, 1, 20, tzinfo=BERLIN)
     add(store, [ev("chatgpt", "chat_conversation", t, 30, "PHP to Python Conversion"),

@@ -49,7 +49,7 @@ def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str,
                   labels: list[Label]) -> Decisions:
     """The events of the groups kept whole, and the groups judged event by event."""
     found = Decisions(doubted={(s, k) for (s, k, _), label in zip(groups, labels)
-                               if label is Label.SIBLING_NEARER})
+                               if label in (Label.SIBLING_NEARER, Label.ANOTHER_KIND_NAMED)})
     ctx.check_cancel()
     surveys = {(source, kind): survey for (source, kind, _), label in zip(groups, labels)
                if label is Label.RELEVANT and (survey := _survey(ctx, query, source, kind)) is not None}

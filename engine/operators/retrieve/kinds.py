@@ -52,7 +52,12 @@ def _half_names_the_kind(query: str, kind: str) -> bool:
 def with_kinds_named(query: str, groups: list[tuple[str, str, int]], labels: list[Label]) -> list[Label]:
     """``labels`` of the groups, with the kind a query names in full
     (:func:`names_the_kind`) relevant whatever the classifier said, as a query that
-    says a kind of event and nothing more asks for all of it; and irrelevant:
+    says a kind of event and nothing more asks for all of it; a kind the classifier
+    calls relevant whole beside a kind the query names is judged event by event
+    instead (for "watched a TV episode" the classifier called Spotify's song plays
+    relevant, and at a million events last month's 74 episodes were counted as
+    1,741; for "watching TV" it kept the podcasts whole: 352 for 245), as a concert in
+    the calendar may still be "music"; and irrelevant:
 
     * a kind the query says only part of ("podcast episode": not Netflix's episodes);
     * another source's kinds, where it names the kind's source too: for "ChatGPT
@@ -72,6 +77,8 @@ def with_kinds_named(query: str, groups: list[tuple[str, str, int]], labels: lis
         elif ((sourced and s not in sourced) or (s in naming and not _says_a_word_of_the_kind(query, k))
               or (any(named) and _half_names_the_kind(query, k))):
             label = Label.OTHER_KIND_NAMED
+        elif naming and label is Label.RELEVANT:
+            label = Label.ANOTHER_KIND_NAMED
         out.append(label)
     return out
 

@@ -29,6 +29,7 @@ class Label(Enum):
     # the query names a kind of event (:mod:`engine.operators.retrieve.kinds`)
     KIND_NAMED = "relevant: the query names this kind and nothing more"
     OTHER_KIND_NAMED = "irrelevant: the query names another kind"
+    ANOTHER_KIND_NAMED = "relevant, but the query names another kind: partial"
     # the embedder doubts the classifier (:mod:`engine.operators.retrieve.labelling`)
     FAR = "relevant, but far from the query: partial"
     SIBLING_NEARER = "relevant, but a sibling is much nearer the query: partial"

@@ -1,10 +1,11 @@
-"""The planner's repair of plans that read an attribute nothing below extracts."""
+"""The planner's repairs: plans that read an attribute nothing below extracts, and a
+relative date's month compared without its year."""
 from __future__ import annotations
 
 import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
-from engine.plan.repair import add_missing_extracts
+from engine.plan.repair import add_missing_extracts, bind_relative_dates
 
 
 @pytest.mark.parametrize("plan,expected", [
@@ -43,3 +44,43 @@ def test_count_without_a_group_by_is_not_invented():
     node = parse_plan('SUM(l=FILTER(l=RETRIEVE(query="yoga"), filter=lambda e: year(e.start) == 2023), '
                       'attr_name="count")')
     assert validate_plan(add_missing_extracts(node))
+
+
+_SONGS = 'APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: {}), fct=len)'
+
+
+@pytest.mark.parametrize("written,bound", [
+    ("month(e.start) == month(today() - days(30))",
+     "year(e.start) == year(today() - days(30)) and month(e.start) == month(today() - days(30))"),
+    ("day(e.start) == day(today() - days(1))",
+     "year(e.start) == year(today() - days(1)) and month(e.start) == month(today() - days(1)) "
+     "and day(e.start) == day(today() - days(1))"),
+    # the other conditions stay as they were; the year comes just before its month
+    ('e.title == "Muse" and month(e.start) == month(today())',
+     'e.title == "Muse" and year(e.start) == year(today()) and month(e.start) == month(today())'),
+])
+def test_a_relative_dates_month_is_compared_with_its_year(written, bound):
+    node = parse_plan(_SONGS.format(written))
+    fixed = bind_relative_dates(node)
+    assert print_plan(fixed) == print_plan(parse_plan(_SONGS.format(bound)))
+    assert not validate_plan(fixed)
+
+
+@pytest.mark.parametrize("written", [
+    "year(e.start) == year(today() - days(30)) and month(e.start) == month(today() - days(30))",
+    "month(e.start) == 12",  # December of any year
+    "month(e.start) == month(today()) and day(e.start) == day(today())",  # this day, every year
+    "year(e.start) == 2023 and month(e.start) == month(today())",
+    "month(e.start) >= month(today())",
+    "e.start >= today() - days(30)",
+])
+def test_dates_that_say_their_year_or_are_no_single_relative_field_are_left(written):
+    node = parse_plan(_SONGS.format(written))
+    assert bind_relative_dates(node) is node
+
+
+def test_a_relative_month_is_bound_under_any_operator():
+    node = parse_plan('ARGMAX(l=GROUP_BY(l=EXTRACT(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: '
+                      'month(e.start) == month(today() - days(30))), attr_names=["artist"], attr_types=[str]), '
+                      'attr_names=["artist"]), arg_attr_name="artist", val_attr_name="count")')
+    assert "year(e.start) == year(today() - days(30))" in print_plan(bind_relative_dates(node))

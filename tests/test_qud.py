@@ -227,3 +227,16 @@ def test_a_count_planned_as_a_sum_of_text_is_repaired_into_a_count():
                                  'attr_names=["role"], attr_types=[str]), filter=lambda e: e["role"] == "user"), '
                                  'fct=len)')
     assert len(llm.prompts) == 1
+
+
+def test_a_relative_month_planned_without_its_year_gets_it_whatever_the_question_says(tmp_path):
+    """The repair reads the plan, not the question: no words of it are needed."""
+    alone = 'APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: month(e.start) == month(today())), fct=len)'
+    bound = ('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: year(e.start) == year(today()) '
+             'and month(e.start) == month(today())), fct=len)')
+    question = "Songs played since the 1st?"
+    assert QudPlanner(ScriptedLLM({question: [alone]})).plan(question).plan_text == bound
+    cache = PlanCache(tmp_path / "plans.json")
+    cache.put(question, alone)  # planned before the repair existed
+    again = QudPlanner(ScriptedLLM({}), cache=cache).plan(question)
+    assert again.cached and again.plan_text == bound

@@ -38,7 +38,7 @@ from engine.plan.ground import (add_up_the_time_asked_for, count_distinct_things
                                 retrieve_the_activity_not_the_company, retrieve_what_the_question_says,
                                 search_the_service_named,
                                 search_without_the_time, years_as_said)
-from engine.plan.repair import add_missing_extracts
+from engine.plan.repair import add_missing_extracts, bind_relative_dates
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
 from engine.qud.examples import EXAMPLES, Example
@@ -209,6 +209,17 @@ def _grounded(node: PlanNode, question: str) -> PlanNode:
         if grounded is not node and not validate_plan(grounded):
             log.info("%s for %r: %s -> %s", rule.__name__, question, print_plan(node), print_plan(grounded))
             node = grounded
+    return bound_dates(node)
+
+
+def bound_dates(node: PlanNode) -> PlanNode:
+    """``node`` with a relative date's month compared together with its year
+    (:func:`engine.plan.repair.bind_relative_dates`), where the result is valid: a
+    repair of the plan's own meaning, whatever the question said."""
+    bound = bind_relative_dates(node)
+    if bound is not node and not validate_plan(bound):
+        log.info("bound relative dates: %s -> %s", print_plan(node), print_plan(bound))
+        return bound
     return node
 
 

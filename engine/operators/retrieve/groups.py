@@ -14,13 +14,14 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.operators.context import OperatorContext
-from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, sample_ids
+from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, ids_where_within, sample_ids
 from engine.operators.retrieve.kinds import with_kinds_named
 from engine.operators.retrieve.labelling import (classify, doubt_far_patterns, doubt_weaker_siblings,
                                                  sibling_families, sibling_key)
 from engine.operators.retrieve.labels import Label, Verdict
 from engine.operators.retrieve.names import names_something
 from engine.operators.retrieve.scores import pattern_similarities, score_events, stored_similarities
+from engine.plan.timerange import Span
 from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_pattern, group_pattern, value_patterns,
                                        with_item)
 
@@ -33,6 +34,10 @@ class Decisions:
     doubted: set[Group] = field(default_factory=set)     # groups none of whose values is taken whole
     revived: set[Group] = field(default_factory=set)     # irrelevant groups whose search hits pass
     said: list[str] = field(default_factory=list)        # "pattern [label, support]", for the notes
+    # the groups kept whole, where only their events in the search's span were read,
+    # and how many of their events start outside it (:func:`decide_groups`)
+    spanned: list[Pattern] = field(default_factory=list)
+    outside: int = 0
 
 
 def label_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]]) -> list[Label]:
@@ -46,8 +51,11 @@ def label_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str, 
 
 
 def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]],
-                  labels: list[Label]) -> Decisions:
-    """The events of the groups kept whole, and the groups judged event by event."""
+                  labels: list[Label], span: Span | None = None) -> Decisions:
+    """The events of the groups kept whole, and the groups judged event by event.
+    With the ``span`` of time the FILTER over the search lets through, a group kept
+    whole is read only there: twelve years of song plays were read as 730,000 ids
+    to keep one month's."""
     found = Decisions(doubted={(s, k) for (s, k, _), label in zip(groups, labels)
                                if label in (Label.SIBLING_NEARER, Label.ANOTHER_KIND_NAMED)})
     ctx.check_cancel()
@@ -62,7 +70,12 @@ def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str,
         elif label is Label.RELEVANT and surveys.get((source, kind)) and surveys[(source, kind)].splits:
             label = Label.SPLITS
         found.said.append(f"{describe_pattern(p)} [{label.value}, {n}]")
-        if label.verdict is Verdict.KEEP:
+        if label.verdict is Verdict.KEEP and span is not None:
+            ids = ids_where_within(ctx, p, span)
+            found.kept.update(dict.fromkeys(ids))
+            found.spanned.append(p)
+            found.outside += n - len(ids)
+        elif label.verdict is Verdict.KEEP:
             found.kept.update(dict.fromkeys(ids_where(ctx, p)))
         elif label.verdict is Verdict.JUDGE:
             found.partial.append((source, kind))

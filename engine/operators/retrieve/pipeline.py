@@ -8,8 +8,8 @@ from __future__ import annotations
 from engine.operators.context import OperatorContext
 from engine.operators.retrieve.acceptance import accepted_by_embedder
 from engine.operators.retrieve.candidates import search_candidates, whole_groups
-from engine.operators.retrieve.events import fetch_events, group_sizes, ids_starting_within
-from engine.operators.retrieve.groups import decide_groups, label_groups, revive_irrelevant
+from engine.operators.retrieve.events import fetch_events, group_sizes, ids_starting_within, ids_where
+from engine.operators.retrieve.groups import Decisions, decide_groups, label_groups, revive_irrelevant
 from engine.operators.retrieve.kinds import of_the_kind_named
 from engine.operators.retrieve.memo import recall, remember, search_key, search_span
 from engine.operators.retrieve.merging import merge_overlapping
@@ -50,7 +50,7 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     # 1. one pattern per (source, kind): whole kinds in or out
     groups = group_sizes(ctx)
     labels = label_groups(ctx, query, groups)
-    found = decide_groups(ctx, query, groups, labels)
+    found = decide_groups(ctx, query, groups, labels, span)
     revive_irrelevant(ctx, query, groups, labels, candidate_ids, found)
     candidate_ids, whole = whole_groups(ctx, found.partial, {(s, k): n for s, k, n in groups}, candidate_ids)
     # 2. inside partial groups: value patterns mined from the group's candidates and a sample
@@ -63,7 +63,7 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     # 4. the reranker decides the candidates no pattern did
     if undecided:
         found.kept.update(dict.fromkeys(rerank(ctx, query, undecided)))
-    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, list(found.kept), span))], ctx)
+    rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, found, span))], ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
@@ -72,20 +72,23 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     return merged
 
 
-def _in_the_span(ctx: OperatorContext, kept: list[str], span: Span | None) -> list[str]:
+def _in_the_span(ctx: OperatorContext, found: Decisions, span: Span | None) -> list[str]:
     """Of the events kept, those whose start lies in ``span``, the time the FILTER
     over this RETRIEVE lets through (:func:`engine.plan.timerange.start_span`); the
     FILTER still decides which of them pass. Twelve years of song plays were made
-    into rows to count one month's."""
-    if span is None or not kept:
+    into rows to count one month's. (The groups kept whole were read in the span
+    already: :func:`engine.operators.retrieve.groups.decide_groups`.)"""
+    kept = list(found.kept)
+    if span is None:
         return kept
-    inside = ids_starting_within(ctx, kept, span)
+    inside = ids_starting_within(ctx, kept, span) if kept else []
     if not inside:
         # all of them: the FILTER then counts none ("0 times in 2025"), where a
         # search that found nothing would say there is nothing like it at all
-        return kept
-    if len(inside) < len(kept):
-        ctx.note(f"{len(kept) - len(inside):,} of the {len(kept):,} events kept start outside the time the "
+        return list(dict.fromkeys([i for p in found.spanned for i in ids_where(ctx, p)] + kept))
+    total = len(kept) + found.outside
+    if len(inside) < total:
+        ctx.note(f"{total - len(inside):,} of the {total:,} events kept start outside the time the "
                  "filter over this search lets through; not read")
     return inside
 

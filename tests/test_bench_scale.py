@@ -22,13 +22,14 @@ def test_the_table_shows_each_size_and_the_growth_per_ten_times_the_events():
     def row(events, index_s, lat, rss):
         return scale_mix._figures({"size": events, "events": events, "import_seconds": events / 50_000,
                                    "index_seconds": index_s, "store_bytes": 300 * events,
-                                   "index_bytes": 500 * events, "latencies": lat, "peak_rss_mb": rss})
+                                   "index_bytes": 500 * events, "latencies": lat, "peak_rss_mb": rss,
+                                   "index_peak_rss_mb": rss / 2})
     figures = {"sizes": {"100000": row(100_000, 50, [1.0, 2.0, 3.0, 9.0], 1500.0),
                          "1000000": row(1_000_000, 600, [1.5, 2.5, 3.0, 12.0], 2000.0)}}
     r = figures["sizes"]["100000"]
     assert (r["index_events_per_s"], r["bytes_per_event"], r["ask_median_s"], r["ask_p95_s"]) == (2000, 800, 2.5, 9.0)
     lines = scale_mix.table(figures).splitlines()
-    assert lines[2].startswith("| 100,000 | 50,000 | 2,000 | 50 | 800 (300 + 500) | 2.5 | 9.0 | 1,500 |")
+    assert lines[2].startswith("| 100,000 | 50,000 | 2,000 | 50 | 800 (300 + 500) | 2.5 | 9.0 | 1,500 (750) |")
 
 
 def test_one_listeners_plays_follow_a_zipfian_catalogue(tmp_path):

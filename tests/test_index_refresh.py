@@ -569,3 +569,21 @@ def test_full_text_search_scores_as_the_fts_extensions_own_bm25(store):
             assert [s for _, s in got] == pytest.approx([s for _, s in expected], rel=1e-9), query
     assert index.fts_search("Muse", 100)  # the test above compared something
 
+
+def test_the_index_builds_with_a_bigger_buffer_pool_than_it_searches_with(store):
+    from engine.retrieval import index as ix
+
+    add(store, plays("Uprising", 3))
+    index = RetrievalIndex(store, sparse=FakeSparse())
+
+    def limit() -> int:
+        return index._db.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+
+    searching = limit()
+    seen: list = []
+    index.refresh(progress=lambda stage, done, total: seen.append(limit()))
+    assert seen and all(s != searching for s in seen)  # built with INDEX_MEMORY_LIMIT
+    assert limit() == searching  # and searched with SEARCH_MEMORY_LIMIT again
+    index.fts_search("Uprising", 5)  # builds the FTS index, then shrinks again
+    assert limit() == searching
+    assert ix.SEARCH_MEMORY_LIMIT != ix.INDEX_MEMORY_LIMIT

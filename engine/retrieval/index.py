@@ -34,12 +34,12 @@ from engine.retrieval.verbalise import key_values, verbalise
 
 log = logging.getLogger(__name__)
 
-#: DuckDB's buffer pool for the index (it spills beyond it). At a million events, with
-#: 384 MB: the eight questions of the scale benchmark left 337 MB of the index in it
-#: (116 MB at this, the same answers, median 2.36 s and 2.40 s), and the documents and
-#: full-text stages of a refresh peaked at 1,422 and 1,369 MB RSS (1,186 and 1,073 MB
-#: at this, 96 s and 36 s against 93 s and 35 s)
-INDEX_MEMORY_LIMIT = "128MB"
+#: DuckDB's buffer pool for the index while a refresh builds it (it spills beyond it)
+INDEX_MEMORY_LIMIT = "384MB"
+#: ... and while it is searched: after the scale benchmark's eight questions at a
+#: million events the pool held 337 MB of the index at 384 MB and 116 MB at this,
+#: with the same answers in the same time (median 2.36 s and 2.40 s)
+SEARCH_MEMORY_LIMIT = "128MB"
 
 INDEX_SUFFIX = ".retrieval.duckdb"
 
@@ -184,7 +184,7 @@ class RetrievalIndex:
         try:
             # a bounded buffer pool, as the store's: DuckDB's default (80% of RAM) kept
             # 581 MB of the 1M-event index resident after four questions
-            self._db = duckdb.connect(self.path, config={"memory_limit": INDEX_MEMORY_LIMIT})
+            self._db = duckdb.connect(self.path, config={"memory_limit": SEARCH_MEMORY_LIMIT})
         except duckdb.Error as exc:
             raise RetrievalIndexError(f"cannot open the retrieval index {self.path}: {exc}; "
                               "run 'hindsight doctor --repair' to rebuild it from your events") from exc
@@ -293,6 +293,7 @@ class RetrievalIndex:
                 progress(stage, done, total)
 
         try:
+            self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
             self._busy = ("documents", 0, 0, t0)
             added, removed = self._add_documents(cancel, report)
             if added or removed:
@@ -314,7 +315,16 @@ class RetrievalIndex:
                                 embedded)
         finally:
             self._busy = None
+            self._searching()
             self._lock.release()
+
+    def _searching(self) -> None:
+        """The buffer pool back to its size for searching (:data:`SEARCH_MEMORY_LIMIT`);
+        DuckDB evicts what no longer fits. Never raises: the limit is only memory."""
+        try:
+            self._db.execute(f"SET memory_limit = '{SEARCH_MEMORY_LIMIT}'")
+        except duckdb.Error as exc:
+            log.warning("could not shrink the index's buffer pool: %s", exc)
 
     def _store_fingerprint(self) -> tuple:
         """What changes whenever events are added to or removed from the store: their
@@ -531,8 +541,12 @@ class RetrievalIndex:
             return
         if self._fts_backend == "duckdb-fts":
             # DuckDB's FTS index is not incremental; rebuilding it is cheap next to encoding
-            self._db.execute("PRAGMA create_fts_index('docs', 'id', 'doc', overwrite=1)")
-            self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_docs', ?)", [self._docs_fingerprint()])
+            self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
+            try:
+                self._db.execute("PRAGMA create_fts_index('docs', 'id', 'doc', overwrite=1)")
+                self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_docs', ?)", [self._docs_fingerprint()])
+            finally:
+                self._searching()
         else:
             try:
                 import bm25s

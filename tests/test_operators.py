@@ -1971,3 +1971,22 @@ def test_a_search_under_a_time_filter_reads_only_the_events_it_can_keep_with_the
     jan = execute('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: month(e.start) == 1), fct=len)',
                   store, Models(patterns=patterns), today=TODAY)
     assert next(n.rows for n in jan.nodes if n.operator == "RETRIEVE") == jan.value
+
+
+def test_a_kind_kept_whole_is_read_in_the_filters_span_and_whole_when_nothing_lies_in_it(store):
+    t = datetime(2023, 1, 1, 12, tzinfo=BERLIN)
+    plays = [ev("spotify", "music_stream", t + timedelta(days=i), 3, "Muse – Uprising", artist="Muse")
+             for i in range(730)]
+    add(store, plays)
+    patterns = Models(patterns=FakePatterns({"spotify": "relevant"}, default="irrelevant"))
+    year = execute('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: year(e.start) == 2024), fct=len)',
+                   store, patterns, today=TODAY)
+    search = next(n for n in year.nodes if n.operator == "RETRIEVE")
+    assert year.value == sum(p.start.year == 2024 for p in plays) and search.rows < 730
+    # the note counts the whole kind, though only the span was read
+    assert any(n.startswith(f"{730 - search.rows:,} of the 730 events kept start outside") for n in search.notes)
+    # nothing in the span: every play is handed to the FILTER, which counts none,
+    # rather than a search that found nothing ("I found nothing in your data")
+    none = execute('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: year(e.start) == 2030), fct=len)',
+                   store, patterns, today=TODAY)
+    assert none.value == 0 and next(n.rows for n in none.nodes if n.operator == "RETRIEVE") == 730

@@ -53,8 +53,8 @@ _SONGS = 'APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: {}), fct=le
     ("month(e.start) == month(today() - days(30))",
      "year(e.start) == year(today() - days(30)) and month(e.start) == month(today() - days(30))"),
     ("day(e.start) == day(today() - days(1))",
-     "year(e.start) == year(today() - days(1)) and month(e.start) == month(today() - days(1)) "
-     "and day(e.start) == day(today() - days(1))"),
+     ("year(e.start) == year(today() - days(1)) and month(e.start) == month(today() - days(1)) "
+      "and day(e.start) == day(today() - days(1))")),
     # the other conditions stay as they were; the year comes just before its month
     ('e.title == "Muse" and month(e.start) == month(today())',
      'e.title == "Muse" and year(e.start) == year(today()) and month(e.start) == month(today())'),

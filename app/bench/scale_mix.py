@@ -204,8 +204,8 @@ def _figures(r: dict) -> dict:
 
 
 def table(figures: dict) -> str:
-    rows = ["| events | import events/s | index events/s | index s | bytes/event (store + index) | "
-            "ask median s | ask p95 s | peak RSS MB (to the end of indexing) |",
+    rows = [("| events | import events/s | index events/s | index s | bytes/event (store + index) | "
+             "ask median s | ask p95 s | peak RSS MB (to the end of indexing) |"),
             "|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in figures["sizes"].values():
         rows.append(f"| {r['events']:,} | {r['import_events_per_s']:,.0f} | {r['index_events_per_s']:,.0f} | "

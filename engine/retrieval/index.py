@@ -19,6 +19,7 @@ import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable, Hashable
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -293,38 +294,43 @@ class RetrievalIndex:
                 progress(stage, done, total)
 
         try:
-            self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
-            self._busy = ("documents", 0, 0, t0)
-            added, removed = self._add_documents(cancel, report)
-            if added or removed:
-                self._fts_dirty = True
-            encoded, texts = self._encode_missing(cancel, report)
-            embedded = 0
-            if self.vectors is not None:
-                before = self.vectors.unembedded_events()
-                # the embedder's work is counted in distinct texts; progress says it in
-                # events, as the other stages do (the share of the texts done, of them)
-                if before and self.vectors.embed_missing(cancel, lambda stage, done, total: report(
-                        stage, before * done // total, before)):
-                    embedded = before - self.vectors.unembedded_events()
-            if added or removed or encoded or embedded:  # searches would find otherwise now
-                self.memo.clear()
-            if cancel is None or not cancel.is_set():
-                self._refreshed_at = seen
-            return RefreshStats(added, removed, encoded, time.perf_counter() - t0, self._fts_backend, texts,
-                                embedded)
+            with self._building():
+                self._busy = ("documents", 0, 0, t0)
+                added, removed = self._add_documents(cancel, report)
+                if added or removed:
+                    self._fts_dirty = True
+                encoded, texts = self._encode_missing(cancel, report)
+                embedded = 0
+                if self.vectors is not None:
+                    before = self.vectors.unembedded_events()
+                    # the embedder's work is counted in distinct texts; progress says it in
+                    # events, as the other stages do (the share of the texts done, of them)
+                    if before and self.vectors.embed_missing(cancel, lambda stage, done, total: report(
+                            stage, before * done // total, before)):
+                        embedded = before - self.vectors.unembedded_events()
+                if added or removed or encoded or embedded:  # searches would find otherwise now
+                    self.memo.clear()
+                if cancel is None or not cancel.is_set():
+                    self._refreshed_at = seen
+                return RefreshStats(added, removed, encoded, time.perf_counter() - t0, self._fts_backend, texts,
+                                    embedded)
         finally:
             self._busy = None
-            self._searching()
             self._lock.release()
 
-    def _searching(self) -> None:
-        """The buffer pool back to its size for searching (:data:`SEARCH_MEMORY_LIMIT`);
-        DuckDB evicts what no longer fits. Never raises: the limit is only memory."""
+    @contextmanager
+    def _building(self):
+        """The buffer pool at :data:`INDEX_MEMORY_LIMIT` while the index is built, and
+        back to :data:`SEARCH_MEMORY_LIMIT` after (DuckDB evicts what no longer fits;
+        failing to shrink it only costs memory, so that is logged, not raised)."""
+        self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
         try:
-            self._db.execute(f"SET memory_limit = '{SEARCH_MEMORY_LIMIT}'")
-        except duckdb.Error as exc:
-            log.warning("could not shrink the index's buffer pool: %s", exc)
+            yield
+        finally:
+            try:
+                self._db.execute(f"SET memory_limit = '{SEARCH_MEMORY_LIMIT}'")
+            except duckdb.Error as exc:
+                log.warning("could not shrink the index's buffer pool: %s", exc)
 
     def _store_fingerprint(self) -> tuple:
         """What changes whenever events are added to or removed from the store: their
@@ -541,12 +547,9 @@ class RetrievalIndex:
             return
         if self._fts_backend == "duckdb-fts":
             # DuckDB's FTS index is not incremental; rebuilding it is cheap next to encoding
-            self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
-            try:
+            with self._building():
                 self._db.execute("PRAGMA create_fts_index('docs', 'id', 'doc', overwrite=1)")
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_docs', ?)", [self._docs_fingerprint()])
-            finally:
-                self._searching()
         else:
             try:
                 import bm25s

@@ -97,10 +97,13 @@ def group_sizes(ctx: OperatorContext) -> list[tuple[str, str, int]]:
         "SELECT source, kind, count(*) FROM events GROUP BY source, kind ORDER BY 3 DESC, 1, 2").fetchall()]
 
 
-def ids_where(ctx: OperatorContext, p: Pattern) -> list[str]:
-    """The ids of the events ``p`` matches."""
+def ids_where(ctx: OperatorContext, p: Pattern, span: tuple | None = None) -> list[str]:
+    """The ids of the events ``p`` matches; with a ``span``, of those whose start
+    lies in it (as :func:`ids_starting_within`)."""
     where, params = pattern_sql(p)
-    return [r[0] for r in ctx.store.reader().execute(f"SELECT id FROM events WHERE {where}", params).fetchall()]
+    within, more = _span_sql(span) if span is not None else ("", [])
+    return [r[0] for r in ctx.store.reader().execute(
+        f"SELECT id FROM events WHERE {where}" + (f" AND {within}" if within else ""), params + more).fetchall()]
 
 
 def ids_in_window(ctx: OperatorContext, source: str, kind: str) -> list[str] | None:
@@ -122,15 +125,6 @@ def ids_starting_within(ctx: OperatorContext, ids: list[str], span: tuple) -> li
     where, params = _span_sql(span)
     inside = {r[0] for r in read_events(ctx.store, ids, "SELECT id FROM events", where, params)}
     return [i for i in ids if i in inside]
-
-
-def ids_where_within(ctx: OperatorContext, p: Pattern, span: tuple) -> list[str]:
-    """The ids of the events ``p`` matches whose start lies in ``span`` (as
-    :func:`ids_starting_within`), in the order :func:`ids_where` gives them."""
-    where, params = pattern_sql(p)
-    within, more = _span_sql(span)
-    return [r[0] for r in ctx.store.reader().execute(
-        f"SELECT id FROM events WHERE {where}" + (f" AND {within}" if within else ""), params + more).fetchall()]
 
 
 def _span_sql(span: tuple) -> tuple[str, list]:

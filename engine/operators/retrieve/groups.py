@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from engine.operators.context import OperatorContext
-from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, ids_where_within, sample_ids
+from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, sample_ids
 from engine.operators.retrieve.kinds import with_kinds_named
 from engine.operators.retrieve.labelling import (classify, doubt_far_patterns, doubt_weaker_siblings,
                                                  sibling_families, sibling_key)
@@ -70,13 +70,12 @@ def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str,
         elif label is Label.RELEVANT and surveys.get((source, kind)) and surveys[(source, kind)].splits:
             label = Label.SPLITS
         found.said.append(f"{describe_pattern(p)} [{label.value}, {n}]")
-        if label.verdict is Verdict.KEEP and span is not None:
-            ids = ids_where_within(ctx, p, span)
+        if label.verdict is Verdict.KEEP:
+            ids = ids_where(ctx, p, span)
             found.kept.update(dict.fromkeys(ids))
-            found.spanned.append(p)
-            found.outside += n - len(ids)
-        elif label.verdict is Verdict.KEEP:
-            found.kept.update(dict.fromkeys(ids_where(ctx, p)))
+            if span is not None:
+                found.spanned.append(p)
+                found.outside += n - len(ids)
         elif label.verdict is Verdict.JUDGE:
             found.partial.append((source, kind))
     return found

@@ -189,7 +189,10 @@ def _compare(op: str, a: Any, b: Any) -> bool:
             # people ask for "love" in a title without caring about case
             found = isinstance(a, str) and a.lower() in b.lower()
         else:
-            found = a in b
+            try:
+                found = a in b
+            except TypeError as exc:
+                raise EvalError(f"'{op}' looks inside a text or list, not {type(b).__name__} {b!r}") from exc
         return found if op == "in" else not found
     if a is None or b is None:
         # SQL semantics: a comparison with null is not true

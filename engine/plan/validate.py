@@ -6,10 +6,12 @@ repair and retry. This module reads plans only; it must not execute them.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from engine.plan import expr as X
 from engine.plan import nodes as N
+from engine.plan import typecheck as T
 from engine.plan.spec import EVENT_ATTRIBUTES, GROUP_ATTRIBUTES, OPERATORS, Output, TYPE_NAMES
 
 
@@ -34,6 +36,10 @@ class _Shape:
     output: Output | None       # None: unknown (an undecomposed QUD)
     attrs: frozenset[str] | None  # None: unknown, anything may be there
     text: frozenset[str] = frozenset()  # attributes EXTRACT gives as str: nothing to add up
+    types: Mapping[str, str] = field(default_factory=dict)  # the kind of value each attribute holds, where known
+
+    def row_types(self) -> Mapping[str, str] | None:
+        return None if self.attrs is None else self.types
 
 
 def _reads(fn: X.Expr, var: str) -> set[str]:
@@ -83,6 +89,12 @@ def _need(problems: list[Problem], path: str, op: str, shape: _Shape, names: set
                 f"add an EXTRACT(attr_names=[\"{name}\"], ...) or MAP(res_name=\"{name}\") below it")))
 
 
+def _typed(problems: list[Problem], path: str, op: str, what: str, body: X.Expr,
+           params: dict[str, Mapping[str, str] | None]) -> None:
+    for message in T.check(body, params):
+        problems.append(Problem(path, op, f"{what} {message}"))
+
+
 def _rows(problems: list[Problem], path: str, op: str, param: str, shape: _Shape) -> None:
     if shape.output is Output.SCALAR:
         problems.append(Problem(path, op, f"{param}= must be a list of rows, but it gives a single value"))
@@ -99,7 +111,8 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
     if isinstance(node, N.Retrieve):
         if not node.query.strip():
             problems.append(Problem(path, op, "the query is empty"))
-        return _Shape(Output.ROWS, frozenset(EVENT_ATTRIBUTES))
+        return _Shape(Output.ROWS, frozenset(EVENT_ATTRIBUTES),
+                      types={a: T.EVENT_TYPES[a] for a in EVENT_ATTRIBUTES})
 
     kids = {p.name: _shape(getattr(node, p.name), f"{path}.{p.name}", problems, executable)
             for p in OPERATORS[op].params if p.kind.value == "plan"}
@@ -108,9 +121,11 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
     child = kids.get("l")
     output = OPERATORS[op].output
 
-    def extend(shape: _Shape, names: tuple[str, ...] | set[str], text: frozenset[str] = frozenset()) -> _Shape:
+    def extend(shape: _Shape, names: tuple[str, ...] | set[str], text: frozenset[str] = frozenset(),
+               types: Mapping[str, str] | None = None) -> _Shape:
+        kinds = {**shape.types, **{n: T.ANY for n in names}, **(types or {})}
         return _Shape(output, None if shape.attrs is None else shape.attrs | frozenset(names),
-                      (shape.text - frozenset(names)) | text)
+                      (shape.text - frozenset(names)) | text, kinds)
 
     if isinstance(node, N.Extract):
         if len(node.attr_names) != len(node.attr_types):
@@ -120,26 +135,36 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
         if bad:
             problems.append(Problem(path, op, f"unknown type(s) {', '.join(bad)}"))
         return extend(child, node.attr_names,
-                      frozenset(n for n, t in zip(node.attr_names, node.attr_types) if t == "str"))
+                      frozenset(n for n, t in zip(node.attr_names, node.attr_types) if t == "str"),
+                      {n: T.EXTRACTED.get(t, T.ANY) for n, t in zip(node.attr_names, node.attr_types)})
     if isinstance(node, N.Filter):
         _need(problems, path, op, child, _reads(node.filter.body, node.filter.params[0]), "the filter")
+        _typed(problems, path, op, "the filter", node.filter.body, {node.filter.params[0]: child.row_types()})
         return child
     if isinstance(node, N.GroupBy):
         _need(problems, path, op, child, node.attr_names, "GROUP_BY")
         return _Shape(output, frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES),
-                      child.text & frozenset(node.attr_names))
+                      child.text & frozenset(node.attr_names),
+                      {**{n: child.types.get(n, T.ANY) for n in node.attr_names}, "group": T.ANY, "count": T.NUM})
     if isinstance(node, N.Join):
         l1, l2 = kids["l1"], kids["l2"]
         _need(problems, path, op, l1, _reads(node.condition, "i1"), "the condition (i1)")
         _need(problems, path, op, l2, _reads(node.condition, "i2"), "the condition (i2)")
         if not any(isinstance(n, X.Var) for n in X.walk(node.condition)):
             problems.append(Problem(path, op, "the condition uses neither i1 nor i2"))
+        _typed(problems, path, op, "the condition", node.condition, {"i1": l1.row_types(), "i2": l2.row_types()})
         attrs = None if l1.attrs is None or l2.attrs is None else l1.attrs | l2.attrs
-        return _Shape(output, attrs, l1.text | l2.text)
+        both = {n: t for n, t in l1.types.items() if l2.types.get(n, t) == t}
+        both.update((n, t) for n, t in l2.types.items() if n not in l1.types)
+        return _Shape(output, attrs, l1.text | l2.text, both)
     if isinstance(node, N.Map):
         _need(problems, path, op, child, _reads(node.fct.body, node.fct.params[0]), "the function")
-        return extend(child, (node.res_name,))
+        params = {node.fct.params[0]: child.row_types()}
+        _typed(problems, path, op, "the function", node.fct.body, params)
+        return extend(child, (node.res_name,), types={node.res_name: T.type_of(node.fct.body, params)})
     if isinstance(node, N.Apply):
+        if isinstance(node.fct, X.Lambda):
+            _typed(problems, path, op, "the function", node.fct.body, {})
         return _Shape(output, frozenset())
     if isinstance(node, N.Unnest):
         _need(problems, path, op, child, (node.nested_attr_name,), "UNNEST")

@@ -156,10 +156,11 @@ def _recorded(role: str, path: Path, source: str, cache: Path, force: bool, prog
     digest, size = tree_sha256(path) if path.is_dir() else (file_sha256(path), path.stat().st_size)
     key = manifest.key_for({"role": role, "sha256": digest, "v": BUILD_VERSION})
     done = None if force else manifest.stored(cache, role, key)
-    if done:
+    if done and done.path == str(path):
         manifest.make_current(cache, role, key)
         return done
-    m = Manifest(role, key, str(path), size, digest, source, _now(), "package")
+    # the same files at another path (another checkout's environment sharing this cache): record where they are now
+    m = Manifest(role, key, str(path), size, digest, source, done.built_at if done else _now(), "package")
     manifest.save(cache, m)
     return m
 

@@ -311,6 +311,21 @@ def test_build_of_a_package_role_is_cached(tmp_path):
     assert status(tmp_path)["roles"]["embedder"]["sha256"] == first.sha256
 
 
+def test_a_package_role_found_at_another_path_is_recorded_where_it_is_now(tmp_path):
+    from models.build import _recorded
+
+    first, second = tmp_path / "old-env" / "model.onnx", tmp_path / "new-env" / "model.onnx"
+    for f in (first, second):
+        f.parent.mkdir()
+        f.write_bytes(b"the same model")
+    cache = tmp_path / "cache"
+    was = _recorded("embedder", first, "pkg", cache, False, lambda *a: None)
+    now = _recorded("embedder", second, "pkg", cache, False, lambda *a: None)
+    assert now.key == was.key and now.built_at == was.built_at
+    assert now.path == str(second) and status(cache)["roles"]["embedder"]["path"] == str(second)
+    assert _recorded("embedder", second, "pkg", cache, False, lambda *a: None) == now
+
+
 def test_unknown_profile_is_refused(tmp_path):
     with pytest.raises(ValueError, match="profile"):
         build_all("huge", cache=tmp_path)

@@ -389,7 +389,7 @@ def test_argmax_over_groups_of_two_keys_names_both():
     ("AVG", [{"v": 2}, {"v": None}, {"v": 4}], 3.0, {"e0", "e2"}),
     ("MIN", [{"v": 2}, {"v": None}, {"v": 4}], 2, {"e0"}),
     ("MAX", [{"v": None}, {"v": None}], None, set()),
-    ("SUM", [{"v": None}], 0, set()),
+    ("SUM", [{"v": None}], None, set()),  # events found, none states it: no value, not 0
 ])
 def test_aggregates_have_sql_semantics(op, data, value, ids):
     out = aggregate(node(f'{op}(l=RETRIEVE(query="q"), attr_name="v")'), rows(*data), ctx())
@@ -475,7 +475,10 @@ def dst_runs() -> list[Event]:
     ("weekday(e.start) == 0", 2),                     # Mondays, local (Christmas 2023 was one)
     ("weekday_name(e.start) == 'Saturday'", 1),
     ("date(e.start) == date(2024, 4, 3)", 1),         # local date, not the UTC one
-    ("e.start >= date(2024, 4, 3)", 1),               # a date compares as local midnight
+    ("e.start >= date(2024, 4, 3)", 1),               # an instant against a day: its local day
+    ("e.start == date(2024, 4, 3)", 1),               # all of that day, not its first instant
+    ("e.start <= date(2024, 4, 1)", 4),               # the whole of 1 April
+    ("e.start > date(2024, 4, 1)", 1),                # from the next day
     ("year(e.start) == year(today()) - 1", 1),        # "last year"
     ("month(e.start) == 12 and day(e.start) == 25", 1),  # "last Christmas"
     ("in_minutes(duration(e)) == 30", 5),

@@ -43,6 +43,7 @@ ILL_TYPED = [
     ("hour(e[\"d\"]) > 17", "hour() takes a datetime"),
     ("e.title.year == 2024", "reads .year of a text"),
     ("\"Ada\" in e[\"n\"]", "looks inside a text or list"),
+    ("e.start == today() - 3", "cannot compute date - number"),
 ]
 
 
@@ -98,6 +99,18 @@ def test_types_flow_through_map_group_by_and_join():
     assert p.operator == "JOIN" and "text against a datetime" in p.message
     assert validate_plan(parse_plan(
         f'JOIN(l1={EXTRACTED}, l2=RETRIEVE(query="y"), condition="same_day(i1.start, i2.start)")')) == []
+
+
+def test_a_list_of_rows_is_told_from_its_rows():
+    # APPLY's l and GROUP_BY's group hold rows: a row has no length, a list of rows no sum
+    [p] = validate_plan(parse_plan('APPLY(l=RETRIEVE(query="x"), fct=lambda l: len(l) - len(l[0]))'))
+    assert p.operator == "APPLY" and "len() takes" in p.message and "given a row" in p.message
+    assert validate_plan(parse_plan('APPLY(l=RETRIEVE(query="x"), fct=lambda l: len(l) - 1)')) == []
+    [p] = validate_plan(parse_plan(
+        f'MAP(l=GROUP_BY(l={EXTRACTED}, attr_names=["who"]), fct=lambda e: sum(e.group), res_name="s")'))
+    assert "sum() takes a list" in p.message and "list of rows" in p.message
+    assert validate_plan(parse_plan(
+        f'MAP(l=GROUP_BY(l={EXTRACTED}, attr_names=["who"]), fct=lambda e: len(e.group), res_name="s")')) == []
 
 
 def test_unknown_attributes_and_unknown_kinds_pass():

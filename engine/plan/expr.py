@@ -161,8 +161,8 @@ def _local_midnight(d: Date, like: DateTime) -> DateTime:
 
 
 def _align(a: Any, b: Any) -> tuple[Any, Any]:
-    """Make dates, naive and aware datetimes comparable: a date is local midnight,
-    a naive datetime is local time in the other side's offset."""
+    """Make dates, naive and aware datetimes comparable for arithmetic: a date is
+    local midnight, a naive datetime is local time in the other side's offset."""
     if isinstance(a, DateTime) and isinstance(b, DateTime):
         if (a.tzinfo is None) != (b.tzinfo is None):
             if a.tzinfo is None:
@@ -197,6 +197,10 @@ def _compare(op: str, a: Any, b: Any) -> bool:
     if a is None or b is None:
         # SQL semantics: a comparison with null is not true
         return False
+    if isinstance(a, Date) and isinstance(b, Date) and isinstance(a, DateTime) != isinstance(b, DateTime):
+        # an instant against a calendar day is compared by its local day: "e.start == date(2023, 12, 31)"
+        # is all of New Year's Eve (not its first instant), "<=" takes in the whole day, ">" begins the next
+        a, b = (a.date() if isinstance(a, DateTime) else a), (b.date() if isinstance(b, DateTime) else b)
     a, b = _align(a, b)
     try:
         if op == "==":

@@ -17,12 +17,13 @@ from collections.abc import Mapping
 from engine.plan import expr as X
 from engine.plan.spec import LIST_PARAM, VALUE_ATTRIBUTES
 
-BOOL, NUM, STR, DATE, DATETIME, DURATION, LIST, ROW, ANY = (
-    "bool", "number", "text", "date", "datetime", "duration", "list", "row", "any")
+BOOL, NUM, STR, DATE, DATETIME, DURATION, LIST, ROWS, ROW, ANY = (
+    "bool", "number", "text", "date", "datetime", "duration", "list", "list of rows", "row", "any")
 
 #: The types of the attributes every event has, and GROUP_BY's count.
 EVENT_TYPES: Mapping[str, str] = {"start": DATETIME, "end": DATETIME, "source": STR, "kind": STR, "title": STR,
-                                  "text": STR, "count": NUM}
+                                  "text": STR, "count": NUM,
+                                  "group": ROWS}
 #: EXTRACT's attr_types as expression types.
 EXTRACTED: Mapping[str, str] = {"str": STR, "int": NUM, "float": NUM, "bool": BOOL, "date": DATE,
                                 "datetime": DATETIME}
@@ -46,7 +47,7 @@ _SIGNATURES: Mapping[str, tuple[tuple[frozenset[str], ...], str]] = {
     "startswith": ((frozenset({STR}), frozenset({ANY})), BOOL),
     "endswith": ((frozenset({STR}), frozenset({ANY})), BOOL),
     "contains": ((frozenset({ANY}),), BOOL),
-    "len": ((frozenset({STR, LIST}),), NUM),
+    "len": ((frozenset({STR, LIST, ROWS}),), NUM),
     "abs": ((_NUMS | {DURATION},), ANY), "round": ((_NUMS,), NUM),
     "str": ((frozenset({ANY}),), STR), "int": ((_NUMS | {STR},), NUM), "float": ((_NUMS | {STR},), NUM),
     "sum": ((frozenset({LIST}),), NUM),
@@ -68,7 +69,7 @@ _ARITH: Mapping[str, Mapping[tuple[str, str], str]] = {
 # Kinds whose values order against each other (< <= > >=); == between two kinds of
 # different families is never true.
 _FAMILY = {NUM: "number", BOOL: "number", STR: "text", DATE: "time", DATETIME: "time", DURATION: "duration",
-           LIST: "list", ROW: "row"}
+           LIST: "list", ROWS: "list", ROW: "row"}
 
 
 def check(body: X.Expr, params: Mapping[str, Mapping[str, str] | None]) -> list[str]:
@@ -86,7 +87,7 @@ def type_of(body: X.Expr, params: Mapping[str, Mapping[str, str] | None]) -> str
 
 
 def _norm(kind: str) -> str:
-    return NUM if kind == BOOL else kind
+    return NUM if kind == BOOL else LIST if kind == ROWS else kind
 
 
 def _type(e: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: list[str]) -> str:
@@ -96,7 +97,7 @@ def _type(e: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: l
                 else ANY)
     if isinstance(e, X.Var):
         if e.name == LIST_PARAM and e.name not in params:
-            return LIST
+            return ROWS
         return ROW if e.name in params else ANY
     if isinstance(e, (X.GetAttr, X.GetItem)):
         name = e.name if isinstance(e, X.GetAttr) else e.key.value
@@ -104,8 +105,10 @@ def _type(e: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: l
             known = params[e.obj.name]
             return (EVENT_TYPES if known is None else known).get(name, ANY)
         inner = _type(e.obj, params, problems)
+        if inner == ROWS and isinstance(name, int):
+            return ROW
         if isinstance(e, X.GetAttr) and name in VALUE_ATTRIBUTES:
-            if inner in (NUM, BOOL, STR, LIST):
+            if inner in (NUM, BOOL, STR, LIST, ROWS):
                 problems.append(f"reads .{name} of a {inner}, which has none")
             return NUM
         return ANY
@@ -124,7 +127,7 @@ def _type(e: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: l
         inner = _type(e.operand, params, problems)
         if e.op == "not":
             return BOOL
-        if inner in (STR, DATE, DATETIME, LIST, ROW):
+        if inner in (STR, DATE, DATETIME, LIST, ROWS, ROW):
             problems.append(f"cannot negate a {inner}")
             return ANY
         return inner
@@ -181,7 +184,7 @@ def _compare(op: str, a: str, b: str, problems: list[str]) -> None:
     if ANY in (a, b) or op in ("is", "is not"):
         return
     if op in ("in", "not in"):
-        if b not in (STR, LIST):
+        if b not in (STR, LIST, ROWS):
             problems.append(f"'{op}' looks inside a text or list, but is given a {b}")
         return
     fa, fb = _FAMILY.get(a), _FAMILY.get(b)

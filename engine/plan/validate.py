@@ -145,7 +145,7 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
         _need(problems, path, op, child, node.attr_names, "GROUP_BY")
         return _Shape(output, frozenset(node.attr_names) | frozenset(GROUP_ATTRIBUTES),
                       child.text & frozenset(node.attr_names),
-                      {**{n: child.types.get(n, T.ANY) for n in node.attr_names}, "group": T.ANY, "count": T.NUM})
+                      {**{n: child.types.get(n, T.ANY) for n in node.attr_names}, "group": T.ROWS, "count": T.NUM})
     if isinstance(node, N.Join):
         l1, l2 = kids["l1"], kids["l2"]
         _need(problems, path, op, l1, _reads(node.condition, "i1"), "the condition (i1)")

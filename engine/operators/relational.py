@@ -221,7 +221,9 @@ def aggregate(node: N.Sum | N.Avg | N.Min | N.Max, rows: list[Row], ctx: Operato
                 raise OperatorError(op, f"{node.attr_name!r} of event(s) {', '.join(sorted(r.ids)[:3])} "
                                         f"is {v!r}, not a number")
         if not values:
-            return Scalar(0 if op == "SUM" else None, ids)
+            # nothing to add up is 0 ("nothing spent"); rows none of which states the value
+            # have no sum (SQL's null): the tip of a dinner whose bill nobody wrote down
+            return Scalar(0 if op == "SUM" and not rows else None, ids)
         try:
             total = sum(values[1:], values[0])
         except TypeError:

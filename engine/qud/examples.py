@@ -272,6 +272,33 @@ EXAMPLES: tuple[Example, ...] = (
         'filter=lambda e: year(e.start) == 2019), attr_names=["people"], attr_types=[str]), nested_attr_name="people", '
         'unnested_attr_name="person"), attr_names=["person"]), arg_attr_name="person", val_attr_name="count")',
         "unnest", "argmax", "people", "note"),
+    # ---- lookups on a day the question names without its year ------------------------
+    _ex("where did I go climbing on the 9th of march?",
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="climbing"), filter=lambda e: month(e.start) == 3 and day(e.start) == 9), '
+        'attr_names=["place"], attr_types=[str])', "lookup", "workout"),
+    _ex("what was I reading on 2 november, says my journal",
+        'EXTRACT(l=FILTER(l=RETRIEVE(query="journal note about reading"), filter=lambda e: month(e.start) == 11 and '
+        'day(e.start) == 2), attr_names=["book"], attr_types=[str])', "lookup", "journal"),
+    _ex("my physiotherapist's phone number? it's in one of her mails",
+        'EXTRACT(l=RETRIEVE(query="mail from my physiotherapist"), attr_names=["phone_number"], attr_types=[str])',
+        "lookup", "mail"),
+    # ---- comparisons: the compared values grouped, the larger group wins -------------
+    _ex("who did I play squash with more, Jonas or Priya?",
+        'ARGMAX(l=GROUP_BY(l=FILTER(l=UNNEST(l=EXTRACT(l=RETRIEVE(query="played squash"), attr_names=["people"], '
+        'attr_types=[str]), nested_attr_name="people", unnested_attr_name="person"), filter=lambda e: '
+        'contains(e["person"], "Jonas") or contains(e["person"], "Priya")), attr_names=["person"]), '
+        'arg_attr_name="person", val_attr_name="count")', "comparison", "people"),
+    _ex("did i go bouldering more often in 2022 or in 2023",
+        'ARGMAX(l=GROUP_BY(l=MAP(l=FILTER(l=RETRIEVE(query="bouldering"), filter=lambda e: year(e.start) == 2022 or '
+        'year(e.start) == 2023), fct=lambda e: year(e.start), res_name="year"), attr_names=["year"]), '
+        'arg_attr_name="year", val_attr_name="count")', "comparison", "workout"),
+    # ---- the first or last of one thing after or before another ---------------------
+    _ex("what was the first film I watched after getting back from Oslo?",
+        'ARGMIN(l=JOIN(l1=RETRIEVE(query="watched a movie"), l2=RETRIEVE(query="trip to Oslo"), '
+        'condition="i1.start > i2.end"), arg_attr_name="title", val_attr_name="start")', "first_last", "join"),
+    _ex("when did I last email my landlord before I moved out?",
+        'MAX(l=JOIN(l1=RETRIEVE(query="mail to my landlord"), l2=RETRIEVE(query="moving out"), '
+        'condition="i1.start < i2.start"), attr_name="start")', "first_last", "join"),
     # ---- follow-ups (previous question | follow-up) ------------------------------------------------
     _ex("How many times did I go swimming in 2023? | and in 2022?",
         'APPLY(l=FILTER(l=RETRIEVE(query="swimming"), filter=lambda e: year(e.start) == 2022), fct=len)',

@@ -58,7 +58,7 @@ def test_scores_and_summary_say_what_each_rule_is_worth(tmp_path):
     figures = R.summarise(items, [r.__name__ for r in GROUND_RULES])
     worth = {r["rule"]: r for r in figures["rules"]}
     assert worth["count_listed_rows"]["gain"] == 1 and worth["count_listed_rows"]["questions_changed"] == 1
-    assert worth["years_as_said"]["gain"] == 0 and worth["years_as_said"]["questions_changed"] == 0
+    assert worth["count_orders"]["gain"] == 0 and worth["count_orders"]["questions_changed"] == 0
     assert figures["hits_all_rules"] == 1 and figures["hits_no_rules"] == 0
     text = R.table(figures)
     assert "| count_listed_rows | 1 | +1 |" in text and "| as the model wrote them | 0 | 0 of 1 |" in text

@@ -447,3 +447,71 @@ def _at_the_extract(plan: N.PlanNode, name: str, change: Callable[[N.Extract], N
     if isinstance(plan, N.Extract) and name in plan.attr_names:
         return change(plan)
     return plan
+# "which cuisine do i eat most ...", "who did I call least": one thing asked for, by count
+_ONE_MOST = re.compile(r"^\W*(?:(?:in|at|with|on)\s+)?(?:(?:which|what)\s+(?P<thing>[a-z]+)\s+|who\s+|whom\s+|what\s+)"
+                       r"(?:do|does|did|have|has|had|was|is)\b.*?\b(?P<which>most|least)\b", re.I)
+
+
+def one_answer_for_which_most(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "which cuisine do i eat most after playing football", the planner
+    grouped the meals and stopped: the answer was "2 groups, largest first: italian
+    (7); thai (1)". A plan that ends in a GROUP_BY of one key, for a question that
+    asks which one thing (not "which 5 podcasts", not "what are the most common
+    foods") happened most or least, takes the group with the most (least) rows.
+    Otherwise ``plan`` itself."""
+    m = _ONE_MOST.search(question)
+    thing = m and (m.group("thing") or "").lower()
+    if m is None or not isinstance(plan, N.GroupBy) or len(plan.attr_names) != 1 \
+            or (thing.endswith("s") and not thing.endswith("ss")):
+        return plan
+    pick = N.ArgMax if m.group("which").lower() == "most" else N.ArgMin
+    return pick(plan, plan.attr_names[0], "count")
+
+
+# "food I ate after playing football": two activities in one search phrase
+_RELATED = re.compile(r"^(?P<a>.+?)\s+(?P<rel>after|while|during)\s+(?P<b>.+)$", re.I)
+
+
+# what follows "after" that is a time, not an activity ("after 6pm", "after work", "after June")
+_NO_ACTIVITY = re.compile(r"\d|^(work|school|midnight|noon|dark|sunset|sunrise|that|then|this|it)\b", re.I)
+
+
+_AFTER = "i2.start > i1.end and i2.start - i1.end < hours(6)"
+
+
+_WHILE = "overlaps(i1, i2)"
+
+
+def join_what_the_query_relates(plan: N.PlanNode, question: str) -> N.PlanNode:
+    """Asked "which cuisine do i eat most after playing football", the planner
+    retrieved "food I ate after playing football": one search for two kinds of
+    event, which found the matches and few meals after them. A RETRIEVE whose query
+    says "A after B" becomes a JOIN of B's events with A's that start within six
+    hours after each ends, and "A while/during B" a JOIN of A's events with the B
+    they overlap, as the example library writes them. Otherwise ``plan`` itself."""
+    def rewrite(node: N.PlanNode) -> N.PlanNode:
+        if isinstance(node, N.Retrieve):
+            return _joined(node)
+        return node if isinstance(node, N.Qud) else with_children(node, rewrite)
+    return rewrite(plan)
+
+
+def _joined(node: N.Retrieve) -> N.PlanNode:
+    m = _RELATED.match(node.query.strip())
+    if m is None or not _is_activity(m.group("b")):
+        return node
+    return _related(N.Retrieve(m.group("a")), m.group("rel"), m.group("b"))
+
+
+def _is_activity(phrase: str) -> bool:
+    return not (_NO_ACTIVITY.search(phrase) or _MONTHS.search(phrase) or _WEEKDAYS.search(phrase)
+                or _TIME_OF_DAY.search(phrase))
+
+
+def _related(rows: N.PlanNode, rel: str, activity: str) -> N.Join:
+    """``rows`` that start within six hours after an ``activity`` ends ("after"),
+    or that overlap one ("while", "during"), as a JOIN with its events."""
+    other = N.Retrieve(activity)
+    if rel.lower() == "after":
+        return N.Join(other, rows, parse_expression(_AFTER, ("i1", "i2")))
+    return N.Join(rows, other, parse_expression(_WHILE, ("i1", "i2")))

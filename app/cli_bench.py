@@ -194,18 +194,21 @@ def fresh_cmd(obj: Ctx, method: str, part: str, limit: int | None, gold_only: bo
               help="Questions per dev persona (the fresh train part is asked whole).")
 @click.option("--persona", "personas", multiple=True, default=("p5", "p6"), show_default=True,
               help="Dev personas to ask (repeat the option for several).")
+@click.option("--train-persona", "train_personas", multiple=True, default=("p1",), show_default=True,
+              help="Train personas whose train-template questions are asked too.")
 @_RESULTS
 @_WORK
 @click.pass_obj
-def rules_cmd(obj: Ctx, limit: int, personas: tuple[str, ...], results: str, work_dir: str) -> None:
+def rules_cmd(obj: Ctx, limit: int, personas: tuple[str, ...], train_personas: tuple[str, ...], results: str,
+              work_dir: str) -> None:
     """What each question-wording rule of the planner is worth: every plan run with
-    every rule, with none and with all but each, on the fresh train part and the
-    dev personas (never the eval part or the test split)."""
+    every rule, with none and with all but each, on the fresh train part, the dev
+    personas and a train persona (never the eval part or the test split)."""
     from app.bench import persona as persona_bench
     from app.bench import rules as rules_bench
 
     try:
-        figures = rules_bench.run(limit=limit, personas=personas, work_dir=Path(work_dir),
+        figures = rules_bench.run(limit=limit, personas=personas, train_personas=train_personas, work_dir=Path(work_dir),
                                   results_dir=Path(results), echo=_stderr_echo)
     except persona_bench.BenchError as exc:
         raise UserError(str(exc)) from exc

@@ -1,5 +1,6 @@
 """What each question-wording rule of the planner is worth (#38): for every
-question of the fresh-phrasing train part and of the persona dev split, the plan
+question of the fresh-phrasing train part, of the dev personas and of a train
+persona (train templates, the demo's kind of question), the plan
 the model wrote is run as it is, with every rule, and with every rule but one, and
 each is scored against the gold. A rule whose removal loses no question on these
 sets does not pay for itself.
@@ -114,10 +115,11 @@ def _scored(records_file: Path, askers: Sequence[_Ablating], score: Callable[[di
     return out
 
 
-def run(*, limit: int | None = 40, personas: Sequence[str] = ("p5", "p6"), work_dir: Path = DEFAULT_WORK,
-        results_dir: Path = Path("bench-results"), echo: Echo = lambda _: None) -> dict:
-    """Ablate every rule over the fresh train part and the dev personas (``limit``
-    questions each); the figures and a per-question JSON-lines file."""
+def run(*, limit: int | None = 40, personas: Sequence[str] = ("p5", "p6"), train_personas: Sequence[str] = ("p1",),
+        work_dir: Path = DEFAULT_WORK, results_dir: Path = Path("bench-results"), echo: Echo = lambda _: None) -> dict:
+    """Ablate every rule over the fresh train part, the dev personas and the train
+    personas' train-template questions (``limit`` questions each); the figures and a
+    per-question JSON-lines file."""
     from engine.qud.planner import GROUND_RULES
 
     items: list[dict] = []
@@ -125,11 +127,11 @@ def run(*, limit: int | None = 40, personas: Sequence[str] = ("p5", "p6"), work_
     figures = fresh_bench.run("reqap", part="train", work_dir=work_dir, results_dir=results_dir, echo=echo,
                               open_asker=_opener(keep, echo))
     items += _scored(Path(figures["records_file"]), keep, fresh_bench.headline, "fresh-train")
-    for pid in personas:
+    for split, pid in [("dev", p) for p in personas] + [("train", p) for p in train_personas]:
         keep = []
-        figures = persona_bench.run("reqap", split="dev", persona=pid, limit=limit, work_dir=work_dir,
+        figures = persona_bench.run("reqap", split=split, persona=pid, limit=limit, work_dir=work_dir,
                                     results_dir=results_dir, echo=echo, open_asker=_opener(keep, echo))
-        items += _scored(Path(figures["records_file"]), keep, lambda r: bool(r["hit"]), f"dev-{pid}")
+        items += _scored(Path(figures["records_file"]), keep, lambda r: bool(r["hit"]), f"{split}-{pid}")
     out = Path(results_dir) / "rules-ablation-items.jsonl"
     with open(out, "w", encoding="utf-8") as f:
         for it in items:

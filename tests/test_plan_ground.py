@@ -5,9 +5,8 @@ import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import (count_instead_of_adding_text, count_listed_rows, count_orders, days_since_the_last_time,
-                                drop_ungrounded_filters, first_or_last_time, join_what_the_query_relates,
-                                keep_to_the_year_asked, last_month_as_said, one_answer_for_which_most,
-                                search_the_service_named)
+                                drop_ungrounded_filters, first_or_last_time, keep_to_the_year_asked,
+                                last_month_as_said, search_the_service_named)
 
 RUNS = 'RETRIEVE(query="running")'
 
@@ -477,44 +476,3 @@ def test_the_service_the_question_names_is_searched_for(question, plan, expected
 def test_a_search_for_the_service_or_none_named_stays(question, plan):
     node = parse_plan(plan)
     assert search_the_service_named(node, question) is node
-
-
-@pytest.mark.parametrize("query, joined", [
-    ("food I ate after playing football", 'JOIN(l1=RETRIEVE(query="playing football"), l2=RETRIEVE(query="food I ate"), '
-                                          'condition="i2.start > i1.end and i2.start - i1.end < hours(6)")'),
-    ("songs I listened to while running", 'JOIN(l1=RETRIEVE(query="songs I listened to"), l2=RETRIEVE(query="running"), '
-                                          'condition="overlaps(i1, i2)")'),
-    ("podcasts during my commute", 'JOIN(l1=RETRIEVE(query="podcasts"), l2=RETRIEVE(query="my commute"), '
-                                   'condition="overlaps(i1, i2)")'),
-])
-def test_a_search_for_one_activity_after_another_is_a_join(query, joined):
-    plan = parse_plan(f'GROUP_BY(l=EXTRACT(l=RETRIEVE(query="{query}"), attr_names=["cuisine"], attr_types=[str]), '
-                      'attr_names=["cuisine"])')
-    assert print_plan(join_what_the_query_relates(plan, "which cuisine?")) == (
-        f'GROUP_BY(l=EXTRACT(l={joined}, attr_names=["cuisine"], attr_types=[str]), attr_names=["cuisine"])')
-
-
-@pytest.mark.parametrize("query", ["coffee after 6pm", "walk after work", "runs after June", "tea after lunch",
-                                   "restaurant meal", "climbing after"])
-def test_a_time_after_an_activity_is_no_join(query):
-    plan = parse_plan(f'APPLY(l=RETRIEVE(query="{query}"), fct=len)')
-    assert join_what_the_query_relates(plan, "how often?") is plan
-
-
-@pytest.mark.parametrize("question, op", [
-    ("which cuisine do i eat most after playing football", "ARGMAX"),
-    ("What cuisine did I eat the least in 2023?", "ARGMIN"),
-    ("Who did I have dinner with most often?", "ARGMAX"),
-    ("What do I bake or cook the most often?", "ARGMAX"),
-])
-def test_which_one_most_takes_the_largest_group(question, op):
-    assert print_plan(one_answer_for_which_most(parse_plan(GROUPED), question)) == (
-        f'{op}(l={GROUPED}, arg_attr_name="cuisine", val_attr_name="count")')
-
-
-@pytest.mark.parametrize("question", ["Which 5 cuisines did I eat most?", "What are the most common foods I eat?",
-                                      "What cuisines do I eat most?", "which cuisine do i eat",
-                                      "top 3 cuisines i ate most"])
-def test_lists_and_other_questions_keep_their_groups(question):
-    plan = parse_plan(GROUPED)
-    assert one_answer_for_which_most(plan, question) is plan

@@ -28,9 +28,8 @@ from engine.plan import PlanSyntaxError, parse_plan, print_plan, validate_plan
 from engine.plan.grammar import plan_grammar
 from engine.plan.nodes import PlanNode, Qud
 from engine.plan.ground import (count_instead_of_adding_text, count_listed_rows, count_orders, days_since_the_last_time,
-                                drop_ungrounded_filters, first_or_last_time, join_what_the_query_relates,
-                                keep_to_the_year_asked, last_month_as_said, one_answer_for_which_most,
-                                search_the_service_named)
+                                drop_ungrounded_filters, first_or_last_time, keep_to_the_year_asked,
+                                last_month_as_said, search_the_service_named)
 from engine.plan.repair import add_missing_extracts, bind_relative_dates
 from engine.plan.spec import FUNCTIONS, OPERATORS, ParamKind
 from engine.protocols import Planner
@@ -176,9 +175,8 @@ def _grounded(node: PlanNode, question: str, rules: Sequence[Callable[[PlanNode,
     month" got a year alone, counting where it adds up text, lists what a counting
     question means to count or counts an order's items, taking the first or last start
     where a "when" question got a list or the other one, the days since where a "how
-    many days ago" one did, searching the service a question names, joining two
-    activities one search phrase relates, and answering "which ... most" with one
-    group; each where the rewritten plan is valid (``rules``: these, unless given)."""
+    many days ago" one did, and searching the service a question names; each where the
+    rewritten plan is valid (``rules``: these, unless given)."""
     for rule in GROUND_RULES if rules is None else rules:
         grounded = rule(node, question)
         if grounded is not node and not validate_plan(grounded):
@@ -189,13 +187,12 @@ def _grounded(node: PlanNode, question: str, rules: Sequence[Callable[[PlanNode,
 
 #: The rules that rewrite a plan by the question's words, in the order they run. #38
 #: wants each gone whose removal does not lower the figures; ``hindsight bench rules``
-#: measures each, and the 19 of 28 whose removal lost no question on the fresh train
-#: part and the dev personas are gone.
+#: measures each, and the 19 of 28 whose removal lost no right answer on the fresh
+#: train part, the dev personas and a train persona are gone.
 GROUND_RULES: tuple[Callable[[PlanNode, str], PlanNode], ...] = (
     drop_ungrounded_filters, keep_to_the_year_asked, last_month_as_said,
     count_instead_of_adding_text, count_listed_rows, count_orders,
-    first_or_last_time, days_since_the_last_time, join_what_the_query_relates, search_the_service_named,
-    one_answer_for_which_most)
+    first_or_last_time, days_since_the_last_time, search_the_service_named)
 
 
 def bound_dates(node: PlanNode) -> PlanNode:

@@ -86,6 +86,12 @@ def type_of(body: X.Expr, params: Mapping[str, Mapping[str, str] | None]) -> str
     return _type(body, params, [])
 
 
+def typed(body: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: list[str]) -> str:
+    """:func:`type_of` and :func:`check` in one walk: the kind, with what cannot work
+    appended to ``problems``."""
+    return _type(body, params, problems)
+
+
 def _norm(kind: str) -> str:
     return NUM if kind == BOOL else LIST if kind == ROWS else kind
 

@@ -90,9 +90,12 @@ def _need(problems: list[Problem], path: str, op: str, shape: _Shape, names: set
 
 
 def _typed(problems: list[Problem], path: str, op: str, what: str, body: X.Expr,
-           params: dict[str, Mapping[str, str] | None]) -> None:
-    for message in T.check(body, params):
-        problems.append(Problem(path, op, f"{what} {message}"))
+           params: dict[str, Mapping[str, str] | None]) -> str:
+    """The kind of value ``body`` gives; what cannot work in it goes to ``problems``."""
+    found: list[str] = []
+    kind = T.typed(body, params, found)
+    problems.extend(Problem(path, op, f"{what} {message}") for message in dict.fromkeys(found))
+    return kind
 
 
 def _rows(problems: list[Problem], path: str, op: str, param: str, shape: _Shape) -> None:
@@ -160,8 +163,8 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
     if isinstance(node, N.Map):
         _need(problems, path, op, child, _reads(node.fct.body, node.fct.params[0]), "the function")
         params = {node.fct.params[0]: child.row_types()}
-        _typed(problems, path, op, "the function", node.fct.body, params)
-        return extend(child, (node.res_name,), types={node.res_name: T.type_of(node.fct.body, params)})
+        kind = _typed(problems, path, op, "the function", node.fct.body, params)
+        return extend(child, (node.res_name,), types={node.res_name: kind})
     if isinstance(node, N.Apply):
         if isinstance(node.fct, X.Lambda):
             _typed(problems, path, op, "the function", node.fct.body, {})

@@ -587,3 +587,35 @@ def test_the_index_builds_with_a_bigger_buffer_pool_than_it_searches_with(store)
     index.fts_search("Uprising", 5)  # builds the FTS index, then shrinks again
     assert limit() == searching
     assert ix.SEARCH_MEMORY_LIMIT != ix.INDEX_MEMORY_LIMIT
+
+
+def test_an_index_an_older_version_keyed_is_kept_without_its_keys(tmp_path):
+    """Older versions gave docs and sparse_done a primary key (69 MB of the file each at a
+    million events); opening such an index makes them again without one, rows and
+    all, and nothing is encoded again."""
+    import duckdb
+
+    with EventStore(tmp_path / "hindsight.duckdb") as store:
+        add(store, plays("Uprising", 3))
+        sparse = RecordingSparse()
+        index = RetrievalIndex(store, sparse=sparse)
+        index.refresh()
+        index.close()
+        con = duckdb.connect(str(tmp_path / "hindsight.retrieval.duckdb"))
+        for table, columns in (("docs", "id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL"),
+                               ("sparse_done", "id VARCHAR PRIMARY KEY")):
+            con.execute(f"CREATE TABLE old_{table} ({columns})")
+            con.execute(f"INSERT INTO old_{table} SELECT * FROM {table}")
+            con.execute(f"DROP TABLE {table}")
+            con.execute(f"ALTER TABLE old_{table} RENAME TO {table}")
+        keys = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
+        assert [r[0] for r in con.execute(keys).fetchall()] == ["docs", "meta", "sparse_done"]
+        con.close()
+
+        again = RetrievalIndex(store, sparse=sparse)
+        assert [r[0] for r in again._db.execute(keys).fetchall()] == ["meta"]
+        assert again.count() == 3
+        stats = again.refresh()
+        assert (stats.added, stats.encoded, len(sparse.texts)) == (0, 0, 4)
+        assert len(dict(again.sparse_search("uprising", 10))) == 3 and len(again.fts_search("uprising", 10)) == 3
+        again.close()

@@ -558,8 +558,9 @@ def test_full_text_search_scores_as_the_fts_extensions_own_bm25(store):
     if index.fts_backend != "duckdb-fts":
         pytest.skip("the DuckDB fts extension is not installed here")
     index.fts_search("warm up", 1)  # builds the FTS index
-    own = ("SELECT id, score FROM (SELECT id, fts_main_docs.match_bm25(id, ?) AS score FROM docs) "
-           "WHERE score IS NOT NULL ORDER BY score DESC, id LIMIT ?")
+    # the extension's BM25 over the distinct documents, each document's score its events'
+    own = ("SELECT e.id, score FROM (SELECT dh, fts_main_doc_texts.match_bm25(dh, ?) AS score FROM doc_texts) "
+           "JOIN docs e USING (dh) WHERE score IS NOT NULL ORDER BY score DESC, e.id LIMIT ?")
     for query in ["Muse", "running shoes", "order shipped", "songs I listened to", "Starlight by Muse", "the",
                   "nothing like it"]:
         for limit in (3, 100):
@@ -589,33 +590,57 @@ def test_the_index_builds_with_a_bigger_buffer_pool_than_it_searches_with(store)
     assert ix.SEARCH_MEMORY_LIMIT != ix.INDEX_MEMORY_LIMIT
 
 
-def test_an_index_an_older_version_keyed_is_kept_without_its_keys(tmp_path):
-    """Older versions gave docs and sparse_done a primary key (69 MB of the file each at a
-    million events); opening such an index makes them again without one, rows and
-    all, and nothing is encoded again."""
+def test_an_index_an_older_version_wrote_is_kept_in_this_layout(tmp_path):
+    """Older versions kept each event's whole document in docs(id, doc), with a primary
+    key on docs and on sparse_done (69 MB of the file each at a million events).
+    Opening such an index stores each distinct document once, drops the keys, keeps
+    every row, encodes nothing again, and searches as before."""
     import duckdb
 
     with EventStore(tmp_path / "hindsight.duckdb") as store:
-        add(store, plays("Uprising", 3))
+        add(store, plays("Uprising", 3) + plays("Starlight", 2, start=10))
         sparse = RecordingSparse()
         index = RetrievalIndex(store, sparse=sparse)
         index.refresh()
+        before = (index.fts_search("uprising", 10), index.sparse_search("uprising", 10), index.documents(
+            [i for i, _ in index.fts_search("muse", 10)]))
+        encoded = len(sparse.texts)  # the units, and the query "uprising"
         index.close()
         con = duckdb.connect(str(tmp_path / "hindsight.retrieval.duckdb"))
-        for table, columns in (("docs", "id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL"),
-                               ("sparse_done", "id VARCHAR PRIMARY KEY")):
-            con.execute(f"CREATE TABLE old_{table} ({columns})")
-            con.execute(f"INSERT INTO old_{table} SELECT * FROM {table}")
+        con.execute("CREATE TABLE old_docs (id VARCHAR PRIMARY KEY, doc VARCHAR NOT NULL)")
+        con.execute("INSERT INTO old_docs SELECT d.id, t.doc FROM docs d JOIN doc_texts t USING (dh)")
+        con.execute("CREATE TABLE old_done (id VARCHAR PRIMARY KEY)")
+        con.execute("INSERT INTO old_done SELECT * FROM sparse_done")
+        con.execute("DROP SCHEMA fts_main_doc_texts CASCADE")
+        for table in ("docs", "doc_texts", "sparse_done"):
             con.execute(f"DROP TABLE {table}")
-            con.execute(f"ALTER TABLE old_{table} RENAME TO {table}")
+        con.execute("ALTER TABLE old_docs RENAME TO docs")
+        con.execute("ALTER TABLE old_done RENAME TO sparse_done")
         keys = "SELECT table_name FROM duckdb_constraints() WHERE constraint_type = 'PRIMARY KEY' ORDER BY 1"
         assert [r[0] for r in con.execute(keys).fetchall()] == ["docs", "meta", "sparse_done"]
         con.close()
 
         again = RetrievalIndex(store, sparse=sparse)
         assert [r[0] for r in again._db.execute(keys).fetchall()] == ["meta"]
-        assert again.count() == 3
+        assert again._db.execute("SELECT count(*), count(DISTINCT dh) FROM docs").fetchone() == (5, 2)
+        assert again._db.execute("SELECT count(*) FROM doc_texts").fetchone()[0] == 2
         stats = again.refresh()
-        assert (stats.added, stats.encoded, len(sparse.texts)) == (0, 0, 4)
-        assert len(dict(again.sparse_search("uprising", 10))) == 3 and len(again.fts_search("uprising", 10)) == 3
+        assert (stats.added, stats.encoded, len(sparse.texts)) == (0, 0, encoded)
+        assert (again.fts_search("uprising", 10), again.sparse_search("uprising", 10), again.documents(
+            [i for i, _ in again.fts_search("muse", 10)])) == before
         again.close()
+
+
+def test_each_distinct_document_is_stored_once_and_removed_with_its_last_event(store):
+    songs = plays("Uprising", 3) + plays("Starlight", 2, start=10)
+    add(store, songs)
+    index = RetrievalIndex(store, sparse=FakeSparse())
+    index.refresh()
+    assert index._db.execute("SELECT count(*) FROM doc_texts").fetchone()[0] == 2
+    assert [i for i, _ in index.fts_search("starlight", 10)] == sorted(e.id for e in songs[3:])
+    assert len(index.fts_search("muse", 4)) == 4  # the limit counts events, not documents
+    store.write(lambda con: con.execute("DELETE FROM events WHERE title LIKE '%Starlight'")).result()
+    assert index.refresh().removed == 2
+    assert index._db.execute("SELECT count(*) FROM doc_texts").fetchone()[0] == 1
+    assert index.fts_search("starlight", 10) == []
+    index.close()

@@ -1409,7 +1409,9 @@ def test_the_full_text_index_is_built_once_and_rebuilt_only_when_the_documents_c
 
         from engine.retrieval.index import index_path
         con = duckdb.connect(str(index_path(store.path)))
-        con.execute("UPDATE docs SET doc = doc || ' muse' WHERE id = ?", [events[-1].id])
+        con.execute("INSERT INTO doc_texts SELECT 12345, t.doc || ' muse' FROM docs d JOIN doc_texts t USING (dh) "
+                    "WHERE d.id = ?", [events[-1].id])
+        con.execute("UPDATE docs SET dh = 12345 WHERE id = ?", [events[-1].id])
         con.close()
         third = Counting(store, sparse=FakeSparse())
         assert events[-1].id in dict(third.fts_search("muse", 100))

@@ -44,24 +44,26 @@ SEARCH_MEMORY_LIMIT = "128MB"
 
 INDEX_SUFFIX = ".retrieval.duckdb"
 
-#: The best ``?`` documents for the query ``?`` by the FTS index's BM25, scored as
-#: its ``match_bm25`` scores them (k 1.2, b 0.75, any of the terms), but only over
-#: the postings of the query's terms: ``match_bm25`` called per document scored all
-#: of them (0.58 s for "songs I listened to" at a million events, 0.28 s this way;
-#: the same documents in the same order, tested against it).
+#: The events of the best documents for the query ``?``, the best ``?`` of them, by
+#: the FTS index's BM25 over the distinct documents (``doc_texts``), scored as its
+#: ``match_bm25`` scores them (k 1.2, b 0.75, any of the terms), but only over the
+#: postings of the query's terms: ``match_bm25`` called per document scored all of
+#: them (0.58 s for "songs I listened to" at a million events, 0.28 s this way; the
+#: same documents in the same order, tested against it).
 BM25_TOP = """
-WITH tokens AS (SELECT DISTINCT stem(unnest(fts_main_docs.tokenize(?)), 'porter') AS t),
-q AS (SELECT termid, df FROM fts_main_docs.dict AS dict JOIN tokens ON dict.term = tokens.t),
-tf AS (SELECT termid, docid, count_star() AS tf FROM fts_main_docs.terms
+WITH tokens AS (SELECT DISTINCT stem(unnest(fts_main_doc_texts.tokenize(?)), 'porter') AS t),
+q AS (SELECT termid, df FROM fts_main_doc_texts.dict AS dict JOIN tokens ON dict.term = tokens.t),
+tf AS (SELECT termid, docid, count_star() AS tf FROM fts_main_doc_texts.terms
        WHERE termid IN (SELECT termid FROM q) GROUP BY docid, termid),
 sub AS (SELECT d.docid,
-               log((((SELECT num_docs FROM fts_main_docs.stats) - df) + 0.5) / (df + 0.5) + 1)
+               log((((SELECT num_docs FROM fts_main_doc_texts.stats) - df) + 0.5) / (df + 0.5) + 1)
                * ((tf * (1.2 + 1))
-                  / (tf + (1.2 * ((1 - 0.75) + (0.75 * (len / (SELECT avgdl FROM fts_main_docs.stats))))))) AS s
-        FROM tf JOIN fts_main_docs.docs AS d USING (docid) JOIN q USING (termid)),
+                  / (tf + (1.2 * ((1 - 0.75) + (0.75 * (len / (SELECT avgdl FROM fts_main_doc_texts.stats)))))))
+               AS s
+        FROM tf JOIN fts_main_doc_texts.docs AS d USING (docid) JOIN q USING (termid)),
 scores AS (SELECT docid, sum(s) AS score FROM sub GROUP BY docid)
-SELECT d.name AS id, score FROM scores JOIN fts_main_docs.docs AS d USING (docid)
-ORDER BY score DESC, id LIMIT ?"""
+SELECT e.id, score FROM scores JOIN fts_main_doc_texts.docs AS d USING (docid) JOIN docs AS e ON e.dh = d.name
+ORDER BY score DESC, e.id LIMIT ?"""
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
 DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates
@@ -69,8 +71,10 @@ DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: ti
 DOCUMENT_CHUNK = 5000
 
 
-#: tables older versions made with a primary key (:meth:`RetrievalIndex._drop_keys`)
-_UNKEYED = {"docs": "(id VARCHAR NOT NULL, doc VARCHAR NOT NULL)", "sparse_done": "(id VARCHAR NOT NULL)"}
+#: each event's document, by the key of its text (most plays of a song say the same)
+DOCS_TABLE = "(id VARCHAR NOT NULL, dh BIGINT NOT NULL)"
+#: documents done (all their sparse units encoded)
+SPARSE_DONE_TABLE = "(id VARCHAR NOT NULL)"
 
 
 class RetrievalIndexError(RuntimeError):
@@ -193,10 +197,14 @@ class RetrievalIndex:
                               "run 'hindsight doctor --repair' to rebuild it from your events") from exc
         self._db.execute("CREATE TABLE IF NOT EXISTS meta (key VARCHAR PRIMARY KEY, value VARCHAR)")
         self._reset_if_stale()
-        # no primary keys: a refresh adds only ids the table lacks (under the index's
-        # lock, in one transaction), and a key's own index took 69 MB of the file at
-        # a million events, for each of the two tables
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS docs {_UNKEYED['docs']}")
+        # Each distinct document text once (doc_texts), events pointing at it (docs):
+        # at a million events 375,000 texts for 960,000 events. Full-text search indexes
+        # the distinct texts. No primary keys: a refresh adds only ids the table lacks
+        # (under the index's lock, in one transaction), and a key's own index took
+        # 69 MB of the file at a million events, for each of two tables.
+        self._migrate_documents()
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS docs {DOCS_TABLE}")
+        self._db.execute("CREATE TABLE IF NOT EXISTS doc_texts (dh BIGINT NOT NULL, doc VARCHAR NOT NULL)")
         # each document's sparse units (engine.retrieval.units.sparse_units), each
         # distinct unit's text once, and the term weights of those encoded
         # a bag is a distinct set of units: the plays of a song from one device share
@@ -210,8 +218,7 @@ class RetrievalIndex:
                          "weight FLOAT NOT NULL)")
         self._db.execute("CREATE TABLE IF NOT EXISTS units_done (id BIGINT NOT NULL)")
         # documents all of whose units are encoded
-        self._db.execute(f"CREATE TABLE IF NOT EXISTS sparse_done {_UNKEYED['sparse_done']}")
-        self._drop_keys()
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS sparse_done {SPARSE_DONE_TABLE}")
         create_ref_tables(self._db)
         # with an Embedder: each passage's vector, so RETRIEVE need not embed candidates
         self.vectors = PassageVectors(self._db, embedder) if embedder is not None else None
@@ -233,7 +240,9 @@ class RetrievalIndex:
         if meta.get("doc_version", DOC_VERSION) != DOC_VERSION:
             log.info("retrieval index %s: document format changed; rebuilding", self.path)
             self._db.execute("DROP VIEW IF EXISTS doc_units")
-            for table in ("docs", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done", "texts",
+            self._db.execute("DROP SCHEMA IF EXISTS fts_main_docs CASCADE")
+            self._db.execute("DROP SCHEMA IF EXISTS fts_main_doc_texts CASCADE")
+            for table in ("docs", "doc_texts", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done", "texts",
                           "passage_refs", "sentence_refs", "text_vectors",
                           # an older layout's
                           "sparse_terms", "passage_vectors", "sentence_vectors", "vectors_done"):
@@ -247,25 +256,45 @@ class RetrievalIndex:
         if encoder:
             self._db.execute("INSERT OR REPLACE INTO meta VALUES ('sparse_encoder', ?)", [encoder])
 
-    def _drop_keys(self) -> None:
-        """Tables an older version made with a primary key, made again without it (the
-        same rows; once per index file)."""
+    def _migrate_documents(self) -> None:
+        """An index an older version wrote, in this layout: documents as
+        ``docs(id, doc)`` become ``docs(id, dh)`` and ``doc_texts(dh, doc)``, and the
+        primary keys of ``docs`` and ``sparse_done`` go (the same rows; nothing is
+        encoded again; the full-text index is built anew at the next search)."""
+        columns = {r[0] for r in self._db.execute(
+            "SELECT column_name FROM duckdb_columns() WHERE schema_name = 'main' AND table_name = 'docs'").fetchall()}
         keyed = {r[0] for r in self._db.execute(
             "SELECT table_name FROM duckdb_constraints() WHERE schema_name = 'main' "
             "AND constraint_type = 'PRIMARY KEY'").fetchall()}
-        for table, columns in _UNKEYED.items():
-            if table in keyed:
-                log.info("retrieval index %s: table %s made again without its key", self.path, table)
-                self._db.begin()
+        if "doc" not in columns and "sparse_done" not in keyed:
+            return
+        log.info("retrieval index %s: documents stored once per distinct text", self.path)
+        self._db.begin()
+        try:
+            if "doc" in columns:
+                texts = [r[0] for r in self._db.execute("SELECT DISTINCT doc FROM docs").fetchall()]
+                self._db.register("_doc_keys", pa.table({"dh": pa.array([text_key(t) for t in texts], pa.int64()),
+                                                         "doc": pa.array(texts, pa.string())}))
                 try:
-                    self._db.execute(f"CREATE TABLE _unkeyed {columns}")
-                    self._db.execute(f"INSERT INTO _unkeyed SELECT * FROM {table}")
-                    self._db.execute(f"DROP TABLE {table}")
-                    self._db.execute(f"ALTER TABLE _unkeyed RENAME TO {table}")
-                    self._db.commit()
-                except BaseException:
-                    self._db.rollback()
-                    raise
+                    self._db.execute("CREATE TABLE doc_texts (dh BIGINT NOT NULL, doc VARCHAR NOT NULL)")
+                    self._db.execute("INSERT INTO doc_texts SELECT dh, doc FROM _doc_keys")
+                    self._db.execute(f"CREATE TABLE _docs {DOCS_TABLE}")
+                    self._db.execute("INSERT INTO _docs SELECT d.id, k.dh FROM docs d JOIN _doc_keys k USING (doc)")
+                finally:
+                    self._db.unregister("_doc_keys")
+                self._db.execute("DROP TABLE docs")
+                self._db.execute("ALTER TABLE _docs RENAME TO docs")
+                self._db.execute("DROP SCHEMA IF EXISTS fts_main_docs CASCADE")
+                self._db.execute("DELETE FROM meta WHERE key = 'fts_docs'")
+            if "sparse_done" in keyed:
+                self._db.execute(f"CREATE TABLE _done {SPARSE_DONE_TABLE}")
+                self._db.execute("INSERT INTO _done SELECT * FROM sparse_done")
+                self._db.execute("DROP TABLE sparse_done")
+                self._db.execute("ALTER TABLE _done RENAME TO sparse_done")
+            self._db.commit()
+        except BaseException:
+            self._db.rollback()
+            raise
 
     def _load_fts(self) -> str:
         ext = _fts_extension_path()
@@ -376,6 +405,7 @@ class RetrievalIndex:
             if removed:
                 for table in ("doc_bags", "sparse_done", "passage_refs", "sentence_refs"):
                     self._db.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM docs)")
+                self._db.execute("DELETE FROM doc_texts WHERE dh NOT IN (SELECT dh FROM docs)")
             new_ids = [r[0] for r in self._db.execute(
                 "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
         finally:
@@ -402,13 +432,17 @@ class RetrievalIndex:
                 k = keys[text] = text_key(text)
             return k
 
-        ids, docs, du_id, du_unit, b_bag, b_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(11))
+        ids, dhs, du_id, du_unit, b_bag, b_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(11))
+        docs: dict[int, str] = {}
         unit_texts: dict[int, str] = {}
         texts: dict[int, str] = {}
         for event_id, source, kind, title, text, attrs in rows:
             pairs = key_values(source, kind, title, text, orjson.loads(attrs) if attrs else {})
             ids.append(event_id)
-            docs.append(verbalise(pairs))
+            doc = verbalise(pairs)
+            dh = text_key(doc)
+            docs[dh] = doc
+            dhs.append(dh)
             units, passages, said = event_texts(pairs, source, kind, title, text, memo)
             unit_keys = tuple(key(u) for u in units)
             bag = bags.get(unit_keys)
@@ -430,7 +464,9 @@ class RetrievalIndex:
                 texts[k] = sentence
                 s_id.append(event_id); s_h.append(k)
         tables = {
-            "_new_docs": pa.table({"id": pa.array(ids, pa.string()), "doc": pa.array(docs, pa.string())}),
+            "_new_docs": pa.table({"id": pa.array(ids, pa.string()), "dh": pa.array(dhs, pa.int64())}),
+            "_new_doc_texts": pa.table({"dh": pa.array(list(docs), pa.int64()),
+                                        "doc": pa.array(list(docs.values()), pa.string())}),
             "_new_doc_bags": pa.table({"id": pa.array(du_id, pa.string()), "bag": pa.array(du_unit, pa.int64())}),
             "_new_bags": pa.table({"bag": pa.array(b_bag, pa.int64()), "unit": pa.array(b_unit, pa.int64())}),
             "_new_units": pa.table({"unit": pa.array(list(unit_texts), pa.int64()),
@@ -446,6 +482,7 @@ class RetrievalIndex:
         try:
             self._db.begin()  # a document is stored with all it is made of, or not at all
             self._db.execute("INSERT INTO docs SELECT * FROM _new_docs")
+            self._db.execute("INSERT INTO doc_texts SELECT * FROM _new_doc_texts ANTI JOIN doc_texts USING (dh)")
             self._db.execute("INSERT INTO doc_bags SELECT * FROM _new_doc_bags")
             self._db.execute("INSERT INTO bags SELECT * FROM _new_bags SEMI JOIN "
                              "(SELECT DISTINCT bag FROM _new_bags ANTI JOIN bags USING (bag)) USING (bag)")
@@ -568,14 +605,14 @@ class RetrievalIndex:
         return out
 
     def _docs_fingerprint(self) -> str:
-        n, h = self._db.execute("SELECT count(*), coalesce(sum(hash(id, doc)), 0) FROM docs").fetchone()
+        n, h = self._db.execute("SELECT count(*), coalesce(sum(hash(id, dh)), 0) FROM docs").fetchone()
         return f"{n}:{h}"
 
     def _fts_current(self) -> bool:
         """Whether the file holds a DuckDB FTS index built over the documents it holds now."""
         if self._fts_backend != "duckdb-fts":
             return False
-        built = self._db.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'fts_main_docs' "
+        built = self._db.execute("SELECT count(*) FROM duckdb_tables() WHERE schema_name = 'fts_main_doc_texts' "
                                  "AND table_name = 'docs'").fetchone()[0]
         stored = self._db.execute("SELECT value FROM meta WHERE key = 'fts_docs'").fetchone()
         return bool(built) and stored is not None and stored[0] == self._docs_fingerprint()
@@ -586,7 +623,7 @@ class RetrievalIndex:
         if self._fts_backend == "duckdb-fts":
             # DuckDB's FTS index is not incremental; rebuilding it is cheap next to encoding
             with self._building():
-                self._db.execute("PRAGMA create_fts_index('docs', 'id', 'doc', overwrite=1)")
+                self._db.execute("PRAGMA create_fts_index('doc_texts', 'dh', 'doc', overwrite=1)")
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_docs', ?)", [self._docs_fingerprint()])
         else:
             try:
@@ -594,11 +631,12 @@ class RetrievalIndex:
             except ImportError as exc:
                 raise RetrievalIndexError("full-text search needs the duckdb-extension-fts package (or bm25s); "
                                   "install duckdb-extension-fts==" + duckdb.__version__) from exc
-            rows = self._db.execute("SELECT id, doc FROM docs ORDER BY id").fetchall()
+            rows = self._db.execute("SELECT t.dh, t.doc, list(d.id ORDER BY d.id) FROM doc_texts t "
+                                    "JOIN docs d USING (dh) GROUP BY t.dh, t.doc ORDER BY t.dh").fetchall()
             retriever = bm25s.BM25()
-            retriever.index(bm25s.tokenize([d for _, d in rows], stopwords=LANGUAGE, show_progress=False),
+            retriever.index(bm25s.tokenize([d for _, d, _ in rows], stopwords=LANGUAGE, show_progress=False),
                             show_progress=False)
-            self._bm25 = (retriever, [i for i, _ in rows])
+            self._bm25 = (retriever, [ids for _, _, ids in rows])
         self._fts_dirty = False
 
     # ---- searching -----------------------------------------------------------------
@@ -615,10 +653,13 @@ class RetrievalIndex:
                 return [(r[0], float(r[1])) for r in self._db.execute(BM25_TOP, [query, limit]).fetchall()]
             import bm25s
             retriever, ids = self._bm25
+            # every document has an event: the best ``limit`` documents hold the best events
             k = min(limit, len(ids))
             docs, scores = retriever.retrieve(bm25s.tokenize([query], stopwords=LANGUAGE, show_progress=False),
                                               k=k, show_progress=False)
-            return [(ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0]) if s > 0]
+            hits = sorted(((i, float(s)) for d, s in zip(docs[0], scores[0]) if s > 0 for i in ids[int(d)]),
+                          key=lambda hit: (-hit[1], hit[0]))
+            return hits[:limit]
 
     def sparse_search(self, query: str, limit: int) -> list[tuple[str, float]]:
         if self.sparse is None:
@@ -659,4 +700,5 @@ class RetrievalIndex:
 
     def documents(self, ids: list[str]) -> dict[str, str]:
         with self._lock:
-            return dict(self._db.execute("SELECT id, doc FROM docs WHERE list_contains(?, id)", [ids]).fetchall())
+            return dict(self._db.execute("SELECT d.id, t.doc FROM docs d JOIN doc_texts t USING (dh) "
+                                         "WHERE list_contains(?, d.id)", [ids]).fetchall())

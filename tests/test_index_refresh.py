@@ -644,3 +644,32 @@ def test_each_distinct_document_is_stored_once_and_removed_with_its_last_event(s
     assert index._db.execute("SELECT count(*) FROM doc_texts").fetchone()[0] == 1
     assert index.fts_search("starlight", 10) == []
     index.close()
+
+
+def test_a_large_build_opens_the_index_again_and_searches_on(tmp_path, monkeypatch):
+    """After a build that wrote many rows the index file is closed and opened again, so
+    that DuckDB gives back the memory the build used; searches go on over the new
+    connection, the embedder's vectors included."""
+    import engine.retrieval.index as index_module
+
+    monkeypatch.setattr(index_module, "REOPEN_AFTER_ROWS", 4)
+    with EventStore(tmp_path / "hindsight.duckdb") as store:
+        songs = [p for n in range(5) for p in plays(f"Song {n}", 1, start=n)]
+        add(store, songs)
+        index = RetrievalIndex(store, sparse=FakeSparse(), embedder=DiaryEmbedder())
+        first = index._db
+        assert index.refresh().added == 5
+        reopened = index._db
+        assert reopened is not first and index.vectors._db is reopened
+        assert len(index.sparse_search("muse", 10)) == 5
+        # building the full-text index over the five documents opens it again
+        assert [i for i, _ in index.fts_search("song 3", 1)] == [songs[3].id]
+        assert index._db is not reopened and index.vectors._db is index._db
+        ids = [i for i, _ in index.fts_search("muse", 10)]
+        assert len(index.passage_similarities(DiaryEmbedder().embed(["Song"])[0], ids)) == 5
+        # a refresh of one event keeps the connection
+        add(store, plays("Madness", 1, start=30), import_id=2)
+        now = index._db
+        assert index.refresh().added == 1 and index._db is now
+        assert len(index.fts_search("madness", 10)) == 1
+        index.close()

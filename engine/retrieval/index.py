@@ -42,6 +42,12 @@ INDEX_MEMORY_LIMIT = "384MB"
 #: with the same answers in the same time (median 2.36 s and 2.40 s)
 SEARCH_MEMORY_LIMIT = "128MB"
 
+#: a build (a refresh, the full-text index) that wrote at least this many rows opens the
+#: index file again when done: DuckDB keeps memory a build used until its connection
+#: closes. After a refresh of 300,000 events the open index held 124 MB it gave back
+#: when closed, and the C heap 134 MB more it gave back after that.
+REOPEN_AFTER_ROWS = 20_000
+
 INDEX_SUFFIX = ".retrieval.duckdb"
 
 #: The events of the best documents for the query ``?``, the best ``?`` of them, by
@@ -75,6 +81,16 @@ DOCUMENT_CHUNK = 5000
 DOCS_TABLE = "(id VARCHAR NOT NULL, dh BIGINT NOT NULL)"
 #: documents done (all their sparse units encoded)
 SPARSE_DONE_TABLE = "(id VARCHAR NOT NULL)"
+
+
+def _give_back_heap() -> None:
+    """Return the C heap's free pages to the system (glibc's malloc_trim; elsewhere nothing)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
 class RetrievalIndexError(RuntimeError):
@@ -349,9 +365,10 @@ class RetrievalIndex:
                 progress(stage, done, total)
 
         try:
-            with self._building():
+            with self._building() as work:
                 self._busy = ("documents", 0, 0, t0)
                 added, removed = self._add_documents(cancel, report)
+                work["rows"] = added + removed
                 if added or removed:
                     self._fts_dirty = True
                 encoded, texts = self._encode_missing(cancel, report)
@@ -363,6 +380,7 @@ class RetrievalIndex:
                     if before and self.vectors.embed_missing(cancel, lambda stage, done, total: report(
                             stage, before * done // total, before)):
                         embedded = before - self.vectors.unembedded_events()
+                work["rows"] = max(added + removed, encoded, embedded)
                 if added or removed or encoded or embedded:  # searches would find otherwise now
                     self.memo.clear()
                 if cancel is None or not cancel.is_set():
@@ -377,15 +395,35 @@ class RetrievalIndex:
     def _building(self):
         """The buffer pool at :data:`INDEX_MEMORY_LIMIT` while the index is built, and
         back to :data:`SEARCH_MEMORY_LIMIT` after (DuckDB evicts what no longer fits;
-        failing to shrink it only costs memory, so that is logged, not raised)."""
+        failing to shrink it only costs memory, so that is logged, not raised). The
+        body says in the dict it is given how many rows it wrote (``rows``): after
+        :data:`REOPEN_AFTER_ROWS` or more the file is opened again (:meth:`_reopen`)."""
         self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
+        work = {"rows": 0}
         try:
-            yield
+            yield work
         finally:
             try:
                 self._db.execute(f"SET memory_limit = '{SEARCH_MEMORY_LIMIT}'")
             except duckdb.Error as exc:
                 log.warning("could not shrink the index's buffer pool: %s", exc)
+            if work["rows"] >= REOPEN_AFTER_ROWS and self.path != ":memory:":
+                self._reopen()
+
+    def _reopen(self) -> None:
+        """Close the index file and open it again, so that DuckDB and the C heap give
+        back what a large build used (see :data:`REOPEN_AFTER_ROWS`). Called with the
+        lock held; nothing registered or temporary outlives a build."""
+        self._db.close()
+        try:
+            self._db = duckdb.connect(self.path, config={"memory_limit": SEARCH_MEMORY_LIMIT})
+        except duckdb.Error as exc:
+            raise RetrievalIndexError(f"cannot open the retrieval index {self.path} again: {exc}; "
+                                      "run 'hindsight doctor --repair' to rebuild it from your events") from exc
+        self._fts_backend = self._load_fts()
+        if self.vectors is not None:
+            self.vectors.reconnect(self._db)
+        _give_back_heap()
 
     def _store_fingerprint(self) -> tuple:
         """What changes whenever events are added to or removed from the store: their
@@ -622,8 +660,9 @@ class RetrievalIndex:
             return
         if self._fts_backend == "duckdb-fts":
             # DuckDB's FTS index is not incremental; rebuilding it is cheap next to encoding
-            with self._building():
+            with self._building() as work:
                 self._db.execute("PRAGMA create_fts_index('doc_texts', 'dh', 'doc', overwrite=1)")
+                work["rows"] = self._db.execute("SELECT count(*) FROM doc_texts").fetchone()[0]
                 self._db.execute("INSERT OR REPLACE INTO meta VALUES ('fts_docs', ?)", [self._docs_fingerprint()])
         else:
             try:

@@ -111,6 +111,10 @@ class PassageVectors:
         db.execute("INSERT OR REPLACE INTO meta VALUES ('embedder', ?)", [name])
         db.execute("INSERT OR REPLACE INTO meta VALUES ('vectors_version', ?)", [VECTORS_VERSION])
 
+    def reconnect(self, db: duckdb.DuckDBPyConnection) -> None:
+        """The index's connection, opened again (:meth:`engine.retrieval.index.RetrievalIndex._reopen`)."""
+        self._db = db
+
     def clear(self) -> None:
         self._db.execute("DELETE FROM text_vectors")
         for table in ("passage_vectors", "sentence_vectors", "vectors_done"):  # an older layout's

@@ -144,3 +144,22 @@ def test_durations_and_dates_compute_as_the_interpreter_does():
     assert T.type_of(body.left, {"e": None}) == T.DATETIME
     assert X.evaluate(body.left, {"e": ROW}, CTX) == ROW.get("start") - timedelta(days=1)
     assert T.type_of(parse_plan(_filter("e.end - e.start > days(0)")).l.filter.body.left, {"e": None}) == T.DURATION
+
+
+@pytest.mark.parametrize("op", ["ARGMIN", "ARGMAX"])
+def test_ranking_rows_by_a_text_is_a_problem_and_by_a_number_or_time_is_not(op):
+    """ARGMIN over a text orders alphabetically, which answers no question: a plan
+    that ranked chat turns by their role tied every turn. Text from EXTRACT and the
+    event's own text attributes both count; numbers, dates, times and values of
+    unknown kind pass."""
+    for val, bad in [("who", True), ("title", True), ("source", True), ("n", False), ("d", False),
+                     ("start", False)]:
+        problems = validate_plan(parse_plan(f'{op}(l={EXTRACTED}, arg_attr_name="who", val_attr_name="{val}")'))
+        assert bool(problems) is bad, (val, problems)
+        if bad:
+            assert f"ranks the rows by '{val}', which is text" in str(problems[0])
+    grouped = f'{op}(l=GROUP_BY(l={EXTRACTED}, attr_names=["who"]), arg_attr_name="who", val_attr_name="count")'
+    assert validate_plan(parse_plan(grouped)) == []
+    unnested = (f'{op}(l=UNNEST(l={EXTRACTED}, nested_attr_name="who", unnested_attr_name="w"), '
+                'arg_attr_name="w", val_attr_name="w")')
+    assert validate_plan(parse_plan(unnested)) == []

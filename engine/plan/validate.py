@@ -175,6 +175,10 @@ def _shape(node: N.PlanNode, path: str, problems: list[Problem], executable: boo
                       frozenset({node.unnested_attr_name}) if node.nested_attr_name in child.text else frozenset())
     if isinstance(node, (N.ArgMin, N.ArgMax)):
         _need(problems, path, op, child, (node.arg_attr_name, node.val_attr_name), op)
+        if child.types.get(node.val_attr_name) == T.STR:
+            problems.append(Problem(path, op, (
+                f"{op} ranks the rows by {node.val_attr_name!r}, which is text, so the order means nothing; "
+                "rank them by a number, a date or a time (a count, an amount, start)")))
         return _Shape(output, frozenset())
     if isinstance(node, (N.Sum, N.Avg, N.Min, N.Max)):
         _need(problems, path, op, child, (node.attr_name,), op)

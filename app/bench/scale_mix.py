@@ -29,6 +29,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from app.selftest import rss_mb
+
 Echo = Callable[[str], None]
 
 #: the longest life generated for one persona; a larger store adds the next persona
@@ -133,9 +135,10 @@ def measure_size(size: int, work: Path, questions: int, echo: Echo = lambda _: N
             # the peak so far is the import's and the refresh's (the planner is not loaded yet)
             figures["index_peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
             # and what the process holds now, before the planner and the other models load
-            figures["indexed_rss_mb"] = _rss_mb()
-            echo(f"  resident after indexing: {figures['indexed_rss_mb']:,.0f} MB "
-                 f"(peak so far {figures['index_peak_rss_mb']:,.0f} MB)")
+            figures["indexed_rss_mb"] = rss_mb()
+            if figures["indexed_rss_mb"] is not None:
+                echo(f"  resident after indexing: {figures['indexed_rss_mb']:,.0f} MB "
+                     f"(peak so far {figures['index_peak_rss_mb']:,.0f} MB)")
             figures["store_bytes"] = store_file.stat().st_size
             figures["index_bytes"] = index_path(store_file).stat().st_size
             # asked on the day the last life ends: with an earlier one, the later lives' mail
@@ -146,18 +149,6 @@ def measure_size(size: int, work: Path, questions: int, echo: Echo = lambda _: N
             registry.close()
     figures["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     return figures
-
-
-def _rss_mb() -> float:
-    """The process's resident memory now, in MB (Linux; 0 elsewhere)."""
-    try:
-        with open("/proc/self/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
-    except OSError:
-        pass
-    return 0.0
 
 
 def _ask(store, registry, today: str, n: int, echo: Echo) -> list[float]:

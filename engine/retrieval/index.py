@@ -79,6 +79,8 @@ DOCUMENT_CHUNK = 5000
 
 #: each event's document, by the key of its text (most plays of a song say the same)
 DOCS_TABLE = "(id VARCHAR NOT NULL, dh BIGINT NOT NULL)"
+#: each distinct document text once
+DOC_TEXTS_TABLE = "(dh BIGINT NOT NULL, doc VARCHAR NOT NULL)"
 #: documents done (all their sparse units encoded)
 SPARSE_DONE_TABLE = "(id VARCHAR NOT NULL)"
 
@@ -220,7 +222,7 @@ class RetrievalIndex:
         # 69 MB of the file at a million events, for each of two tables.
         self._migrate_documents()
         self._db.execute(f"CREATE TABLE IF NOT EXISTS docs {DOCS_TABLE}")
-        self._db.execute("CREATE TABLE IF NOT EXISTS doc_texts (dh BIGINT NOT NULL, doc VARCHAR NOT NULL)")
+        self._db.execute(f"CREATE TABLE IF NOT EXISTS doc_texts {DOC_TEXTS_TABLE}")
         # each document's sparse units (engine.retrieval.units.sparse_units), each
         # distinct unit's text once, and the term weights of those encoded
         # a bag is a distinct set of units: the plays of a song from one device share
@@ -258,8 +260,8 @@ class RetrievalIndex:
             self._db.execute("DROP VIEW IF EXISTS doc_units")
             self._db.execute("DROP SCHEMA IF EXISTS fts_main_docs CASCADE")
             self._db.execute("DROP SCHEMA IF EXISTS fts_main_doc_texts CASCADE")
-            for table in ("docs", "doc_texts", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done", "texts",
-                          "passage_refs", "sentence_refs", "text_vectors",
+            for table in ("docs", "doc_texts", "doc_bags", "bags", "units", "unit_terms", "units_done", "sparse_done",
+                          "texts", "passage_refs", "sentence_refs", "text_vectors",
                           # an older layout's
                           "sparse_terms", "passage_vectors", "sentence_vectors", "vectors_done"):
                 self._db.execute(f"DROP TABLE IF EXISTS {table}")
@@ -292,7 +294,7 @@ class RetrievalIndex:
                 self._db.register("_doc_keys", pa.table({"dh": pa.array([text_key(t) for t in texts], pa.int64()),
                                                          "doc": pa.array(texts, pa.string())}))
                 try:
-                    self._db.execute("CREATE TABLE doc_texts (dh BIGINT NOT NULL, doc VARCHAR NOT NULL)")
+                    self._db.execute(f"CREATE TABLE doc_texts {DOC_TEXTS_TABLE}")
                     self._db.execute("INSERT INTO doc_texts SELECT dh, doc FROM _doc_keys")
                     self._db.execute(f"CREATE TABLE _docs {DOCS_TABLE}")
                     self._db.execute("INSERT INTO _docs SELECT d.id, k.dh FROM docs d JOIN _doc_keys k USING (doc)")
@@ -593,21 +595,19 @@ class RetrievalIndex:
                     "WITH bag_last AS (SELECT b.bag, max(p.pos) AS last FROM bags b JOIN _sparse_pos p USING (unit) "
                     "                  GROUP BY b.bag) "
                     "SELECT t.id, coalesce(max(l.last), -1) AS last FROM _sparse_todo t "
-                    "LEFT JOIN doc_bags d USING (id) LEFT JOIN bag_last l USING (bag) GROUP BY t.id ORDER BY last, t.id")
+                    "LEFT JOIN doc_bags d USING (id) LEFT JOIN bag_last l USING (bag) "
+                    "GROUP BY t.id ORDER BY last, t.id")
             finally:
                 db.unregister("_sparse_pos")
 
             def ready(lo: int, hi: int) -> pa.Table:
                 return db.execute("SELECT id FROM _sparse_last WHERE last >= ? AND last < ?", [lo, hi]).to_arrow_table()
 
-            done = texts = 0
-            first = ready(-1, 0)  # documents whose units were all encoded before
-            if first.num_rows:
-                append_done(db, "unit_terms", pa.table({"unit": pa.array([], pa.int64()),
-                                                        "term": pa.array([], pa.string()),
-                                                        "weight": pa.array([], pa.float32())}),
-                            "units_done", [], id_type=pa.int64(), more={"sparse_done": first})
-                done = first.num_rows
+            # documents whose units were all encoded before are done now
+            done = len(db.execute("INSERT INTO sparse_done SELECT id FROM _sparse_last WHERE last < 0 "
+                                  "RETURNING id").fetchall())
+            texts = 0
+            if done:
                 report("sparse", done, total)
             for j in range(0, len(missing), self.encode_batch):
                 if cancel is not None and cancel.is_set():

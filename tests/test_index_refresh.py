@@ -673,3 +673,23 @@ def test_a_large_build_opens_the_index_again_and_searches_on(tmp_path, monkeypat
         assert index.refresh().added == 1 and index._db is now
         assert len(index.fts_search("madness", 10)) == 1
         index.close()
+
+
+def test_a_large_refresh_has_the_store_give_back_what_it_cached_and_a_small_one_not(tmp_path, monkeypatch):
+    """A refresh reads every new event from the store; after one that wrote
+    REOPEN_AFTER_ROWS rows or more the store's buffer pool gives them back
+    (EventStore.release_cache), and a question's search does not ask it to."""
+    import engine.retrieval.index as index_module
+
+    monkeypatch.setattr(index_module, "REOPEN_AFTER_ROWS", 4)
+    with EventStore(tmp_path / "hindsight.duckdb") as store:
+        released: list[int] = []
+        real = store.release_cache
+        monkeypatch.setattr(store, "release_cache", lambda: (released.append(1), real()))
+        add(store, [p for n in range(5) for p in plays(f"Song {n}", 1, start=n)])
+        index = RetrievalIndex(store, sparse=FakeSparse())
+        assert index.refresh().added == 5 and released == [1]
+        assert len(index.fts_search("muse", 10)) == 5  # builds the FTS index: no store read
+        add(store, plays("Madness", 1, start=30), import_id=2)
+        assert index.refresh().added == 1 and released == [1]  # one event: below the threshold
+        index.close()

@@ -259,3 +259,32 @@ def test_a_large_import_is_stored_in_small_row_groups_and_spills_beside_the_stor
     with EventStore(path):  # a second writer in one process is refused by name
         with pytest.raises(StoreError, match="open already in this process"):
             EventStore(path)
+
+
+def test_release_cache_gives_back_what_a_full_read_left_in_the_pool(tmp_path, monkeypatch):
+    """A read of every row leaves its blocks in the buffer pool until the store
+    closes; release_cache gives them back and keeps the store's memory limit."""
+    import engine.store as store_module
+
+    monkeypatch.setattr(store_module, "CACHE_FLOOR", "16MB")
+
+    def pool_mb(con) -> float:
+        return con.execute("SELECT sum(memory_usage_bytes) / 1e6 FROM duckdb_memory() "
+                           "WHERE tag = 'BASE_TABLE'").fetchone()[0]
+
+    with EventStore(tmp_path / "hindsight.duckdb", memory_limit="1GB") as store:
+        store.write(lambda con: con.execute(
+            "CREATE TABLE scratch AS SELECT range AS i, md5(range::VARCHAR) || md5((range + 1)::VARCHAR) AS s "
+            "FROM range(1000000)")).result()
+        store.write(lambda con: con.execute("CHECKPOINT")).result()
+        con = store.reader()
+        assert con.execute("SELECT count(DISTINCT s) FROM scratch").fetchone()[0] == 1_000_000
+        floor_mb = 16
+        assert pool_mb(con) > 2 * floor_mb  # what the read left cached
+        store.release_cache()
+        assert pool_mb(con) <= floor_mb
+        assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == \
+            duckdb.connect(config={"memory_limit": "1GB"}).execute(
+                "SELECT current_setting('memory_limit')").fetchone()[0]
+        # and the table reads on, as whole as before
+        assert con.execute("SELECT count(*), sum(i) FROM scratch").fetchone() == (1_000_000, 499_999_500_000)

@@ -367,7 +367,7 @@ class RetrievalIndex:
                 progress(stage, done, total)
 
         try:
-            with self._building() as work:
+            with self._building(read_store=True) as work:
                 self._busy = ("documents", 0, 0, t0)
                 added, removed = self._add_documents(cancel, report)
                 work["rows"] = added + removed
@@ -394,12 +394,14 @@ class RetrievalIndex:
             self._lock.release()
 
     @contextmanager
-    def _building(self):
+    def _building(self, *, read_store: bool = False):
         """The buffer pool at :data:`INDEX_MEMORY_LIMIT` while the index is built, and
         back to :data:`SEARCH_MEMORY_LIMIT` after (DuckDB evicts what no longer fits;
         failing to shrink it only costs memory, so that is logged, not raised). The
         body says in the dict it is given how many rows it wrote (``rows``): after
-        :data:`REOPEN_AFTER_ROWS` or more the file is opened again (:meth:`_reopen`)."""
+        :data:`REOPEN_AFTER_ROWS` or more the file is opened again (:meth:`_reopen`),
+        and with ``read_store`` (the body read the store's events) the store's buffer
+        pool gives back what it cached of them (``EventStore.release_cache``)."""
         self._db.execute(f"SET memory_limit = '{INDEX_MEMORY_LIMIT}'")
         work = {"rows": 0}
         try:
@@ -409,8 +411,13 @@ class RetrievalIndex:
                 self._db.execute(f"SET memory_limit = '{SEARCH_MEMORY_LIMIT}'")
             except duckdb.Error as exc:
                 log.warning("could not shrink the index's buffer pool: %s", exc)
-            if work["rows"] >= REOPEN_AFTER_ROWS and self.path != ":memory:":
-                self._reopen()
+            if work["rows"] >= REOPEN_AFTER_ROWS:
+                if self.path != ":memory:":
+                    self._reopen()
+                # a refresh read the store's events: its pool keeps them otherwise
+                release = getattr(self.store, "release_cache", None)
+                if read_store and release is not None:
+                    release()
 
     def _reopen(self) -> None:
         """Close the index file and open it again, so that DuckDB and the C heap give

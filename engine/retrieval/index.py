@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from engine.locale_en import LANGUAGE
 from engine.retrieval.passages import SIMILARITY_CHARS
-from engine.retrieval.units import event_texts, text_key
+from engine.retrieval.units import event_texts, neural_pairs, text_key, view_key
 from engine.retrieval.vectors import PassageVectors, append_done, create_ref_tables
 from engine.retrieval.verbalise import key_values, verbalise
 
@@ -73,6 +73,8 @@ ORDER BY score DESC, e.id LIMIT ?"""
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
 DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates
+#: distinct neural views a refresh remembers what it made of (then it starts over)
+MEMO_VIEWS = 200_000
 #: events verbalised and stored per step (a refresh killed halfway keeps the steps done)
 DOCUMENT_CHUNK = 5000
 
@@ -453,32 +455,33 @@ class RetrievalIndex:
                 for table in ("doc_bags", "sparse_done", "passage_refs", "sentence_refs"):
                     self._db.execute(f"DELETE FROM {table} WHERE id NOT IN (SELECT id FROM docs)")
                 self._db.execute("DELETE FROM doc_texts WHERE dh NOT IN (SELECT dh FROM docs)")
-            new_ids = [r[0] for r in self._db.execute(
-                "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").fetchall()]
+            # kept as Arrow, not as a million Python strings (see _write_documents)
+            new_ids = self._db.execute(
+                "SELECT id FROM _store_ids WHERE id NOT IN (SELECT id FROM docs)").to_arrow_table().column(0)
         finally:
             self._db.unregister("_store_ids")
         added = 0
-        keys: dict[str, int] = {}  # text -> text_key, for this refresh: most texts repeat
-        memo: dict = {}  # an event's neural view -> its units, passages, sentences
+        memo: dict[int, tuple] = {}  # an event's neural view (its key) -> what its texts are (their keys)
         bags: dict[tuple, int] = {}  # unit keys -> their bag
         for i in range(0, len(new_ids), DOCUMENT_CHUNK):
             if cancel is not None and cancel.is_set():
                 break
-            rows = read_events(self.store, new_ids[i:i + DOCUMENT_CHUNK],
+            rows = read_events(self.store, new_ids[i:i + DOCUMENT_CHUNK].to_pylist(),
                                "SELECT id, source, kind, title, text, attributes FROM events")
-            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), keys, memo, bags)
+            added += self._write_documents({r[0]: r for r in reversed(rows)}.values(), memo, bags)
             report("documents", added, len(new_ids))
         return added, len(removed)
 
-    def _write_documents(self, rows, keys: dict[str, int], memo: dict, bags: dict) -> int:
-        def key(text: str) -> int:
-            k = keys.get(text)
-            if k is None:
-                if len(keys) > 1_000_000:
-                    keys.clear()
-                k = keys[text] = text_key(text)
-            return k
+    def _write_documents(self, rows, memo: dict, bags: dict) -> int:
+        """Store the documents of ``rows`` and what they are made of.
 
+        ``memo`` and ``bags`` live for one refresh. The memo keeps, per distinct neural
+        view (:func:`engine.retrieval.units.view_key`), only the keys of what the view
+        is made of: its bag of units, its passages', its sentences'. The texts
+        themselves were stored by the chunk that met the view first. Kept as texts (up
+        to 100,000 views of tuples of strings), the memo's small objects spread over
+        ~200 MB of Python's arenas at 300,000 events, which the few objects that
+        outlived the refresh then held resident."""
         ids, dhs, du_id, du_unit, b_bag, b_unit, p_id, p_n, p_h, s_id, s_h = ([] for _ in range(11))
         docs: dict[int, str] = {}
         unit_texts: dict[int, str] = {}
@@ -490,25 +493,41 @@ class RetrievalIndex:
             dh = text_key(doc)
             docs[dh] = doc
             dhs.append(dh)
-            units, passages, said = event_texts(pairs, source, kind, title, text, memo)
-            unit_keys = tuple(key(u) for u in units)
-            bag = bags.get(unit_keys)
-            if bag is None:
-                if len(bags) > 100_000:
-                    bags.clear()
-                bag = bags[unit_keys] = text_key(",".join(map(str, unit_keys)))
-                for u, k in zip(units, unit_keys):
-                    unit_texts[k] = u
-                    b_bag.append(bag); b_unit.append(k)
+            view = neural_pairs(pairs)
+            vk = view_key(view)
+            made = memo.get(vk) if vk is not None else None
+            if made is None:
+                units, passages, said = event_texts(pairs, source, kind, title, text, view)
+                unit_keys = tuple(text_key(u) for u in units)
+                bag = bags.get(unit_keys)
+                if bag is None:
+                    if len(bags) > 100_000:
+                        bags.clear()
+                    bag = bags[unit_keys] = text_key(",".join(map(str, unit_keys)))
+                    for u, k in zip(units, unit_keys):
+                        unit_texts[k] = u
+                        b_bag.append(bag); b_unit.append(k)
+                passage_keys = []
+                for passage in passages:
+                    passage = passage[:SIMILARITY_CHARS]
+                    k = text_key(passage)
+                    texts[k] = passage
+                    passage_keys.append(k)
+                sentence_keys = []
+                for sentence in said:
+                    k = text_key(sentence)
+                    texts[k] = sentence
+                    sentence_keys.append(k)
+                made = (bag, tuple(passage_keys), tuple(sentence_keys))
+                if vk is not None:
+                    if len(memo) > MEMO_VIEWS:
+                        memo.clear()
+                    memo[vk] = made
+            bag, passage_keys, sentence_keys = made
             du_id.append(event_id); du_unit.append(bag)
-            for n, passage in enumerate(passages):
-                passage = passage[:SIMILARITY_CHARS]
-                k = key(passage)
-                texts[k] = passage
+            for n, k in enumerate(passage_keys):
                 p_id.append(event_id); p_n.append(n); p_h.append(k)
-            for sentence in said:
-                k = key(sentence)
-                texts[k] = sentence
+            for k in sentence_keys:
                 s_id.append(event_id); s_h.append(k)
         tables = {
             "_new_docs": pa.table({"id": pa.array(ids, pa.string()), "dh": pa.array(dhs, pa.int64())}),

@@ -44,6 +44,8 @@ import hashlib
 import re
 from typing import Any
 
+import orjson
+
 from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, paragraphs, passages, sentences
 from engine.retrieval.verbalise import _NOT_PATTERN_KEYS, key_values, verbalise
 
@@ -237,36 +239,28 @@ def embedder_passages(pairs: list[tuple[str, Any]], source: str, kind: str, titl
     return [first, *(without_numbers(p, keep) for p in rest)]
 
 
-def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None, text: str | None,
-                memo: dict | None = None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(sparse units, embedder passages, sentences) of one event, all functions of its
-    neural view: ``memo`` (a dict the caller keeps over many events) holds them by
-    the view, so the thousandth play of a song costs one lookup. The sentences are
-    :func:`engine.retrieval.passages.sentences` of the view's text and title, each
-    read as its template where it is one (:func:`read_as_templates`).
+def view_key(view: list[tuple[str, Any]]) -> int | None:
+    """A stable 64-bit key of a neural view (:func:`neural_pairs`), as :func:`text_key`
+    keys texts; None for a view with a value JSON cannot say."""
+    try:
+        data = orjson.dumps(view)
+    except TypeError:
+        return None
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little", signed=True)
 
-    They are tuples of strings, which Python's collector stops tracking: a memo of
-    lists kept 200,000 objects for the collector to walk at 32,000 distinct events,
-    and each full collection then held every thread, the GUI's included, for up to
-    260 ms (tests/reliability/test_concurrency.py)."""
-    view = neural_pairs(pairs)
-    key = None
-    if memo is not None:
-        try:
-            key = tuple(view)
-            found = memo.get(key)
-        except TypeError:  # an unhashable value: no memo
-            key = found = None
-        if found is not None:
-            return found
+
+def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None, text: str | None,
+                view: list[tuple[str, Any]] | None = None) -> tuple[tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
+    """(sparse units, embedder passages, sentences) of one event, all functions of its
+    neural view (``view``, or :func:`neural_pairs` of ``pairs``): a caller that
+    meets the same view again (the thousandth play of a song) may keep what it made
+    of them by :func:`view_key`. The sentences are
+    :func:`engine.retrieval.passages.sentences` of the view's text and title, each
+    read as its template where it is one (:func:`read_as_templates`)."""
+    view = neural_pairs(pairs) if view is None else view
     said = dict(kv for kv in read_as_templates(view, own_words=True) if kv[0] == "title" or kv[0] == "text")
-    out = (tuple(sparse_units(pairs, view)), tuple(embedder_passages(pairs, source, kind, title, text, view)),
-           tuple(sentences(said.get("text"), said.get("title"))))
-    if key is not None:
-        if len(memo) > 100_000:
-            memo.clear()
-        memo[key] = out
-    return out
+    return (tuple(sparse_units(pairs, view)), tuple(embedder_passages(pairs, source, kind, title, text, view)),
+            tuple(sentences(said.get("text"), said.get("title"))))
 
 
 def event_units(source: str, kind: str, title: str | None, text: str | None,

@@ -268,12 +268,14 @@ class EventStore:
         log.info("backed up the store %s to %s before migrating it from schema %d", source, backup, current)
         return backup
 
-    def release_cache(self) -> None:
+    def release_cache(self) -> "Future[None] | None":
         """Give back the table blocks the buffer pool keeps after a read of the whole
         store: an index refresh reads every event, and at a million events 216 MB of
         them stayed cached (and 260 MB resident) until the store closed. The pool is
         shrunk to :data:`CACHE_FLOOR` and its limit set back, on the writer thread,
         so that an import's own limit (:meth:`importing`) is never changed under it.
+        Returns the writer's Future at once (None for a closed or read-only store's,
+        done already): the caller does not wait behind an import that is running.
         Failing to shrink (a query holds more) only costs memory: logged, not raised."""
         def shrink(con: duckdb.DuckDBPyConnection) -> None:
             try:
@@ -284,11 +286,14 @@ class EventStore:
                 con.execute(f"SET memory_limit = {_sql_text(self.memory_limit)}")
 
         if self._closed:
-            return
+            return None
         if self.read_only:  # nothing imports into it: this thread's cursor will do
             shrink(self.reader())
-        else:
-            self.write(shrink).result()
+            return None
+        try:
+            return self.write(shrink)
+        except (StoreError, RuntimeError):  # closed meanwhile, or the writer shut down
+            return None
 
     # ---- writer-side helpers (call only inside write()) ----------------------------
     @contextmanager

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from datetime import datetime, timedelta, timezone
 
 import duckdb
@@ -281,10 +282,24 @@ def test_release_cache_gives_back_what_a_full_read_left_in_the_pool(tmp_path, mo
         assert con.execute("SELECT count(DISTINCT s) FROM scratch").fetchone()[0] == 1_000_000
         floor_mb = 16
         assert pool_mb(con) > 2 * floor_mb  # what the read left cached
-        store.release_cache()
+        store.release_cache().result()  # on the writer thread, not waited for by the caller
         assert pool_mb(con) <= floor_mb
         assert con.execute("SELECT current_setting('memory_limit')").fetchone()[0] == \
             duckdb.connect(config={"memory_limit": "1GB"}).execute(
                 "SELECT current_setting('memory_limit')").fetchone()[0]
         # and the table reads on, as whole as before
         assert con.execute("SELECT count(*), sum(i) FROM scratch").fetchone() == (1_000_000, 499_999_500_000)
+
+
+def test_release_cache_does_not_wait_behind_an_import(tmp_path):
+    """A refresh that ends while an import writes must not hold the index (and the
+    questions waiting for it) until the import is done: release_cache only queues."""
+    with EventStore(tmp_path / "hindsight.duckdb") as store:
+        go = threading.Event()
+        busy = store.write(lambda con: go.wait(10))  # an import, as the writer sees it
+        t0 = time.perf_counter()
+        released = store.release_cache()
+        assert time.perf_counter() - t0 < 1 and not released.done()
+        go.set()
+        busy.result()
+        assert released.result(timeout=10) is None

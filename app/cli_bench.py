@@ -123,6 +123,30 @@ _WORK = click.option("--work-dir", type=click.Path(file_okay=False), default="be
                      show_default=True, help="Where generated personas and their imported stores are cached.")
 
 
+@bench.command("cli")
+@common
+@click.option("--question", "questions", multiple=True,
+              help="A question to ask (repeat it); default: the scale benchmark's eight.")
+@click.option("--today", help="Fix 'today' for relative dates (YYYY-MM-DD).")
+@_RESULTS
+@click.pass_obj
+def cli_cmd(obj: Ctx, questions: tuple[str, ...], today: str | None, results: str) -> None:
+    """What 'hindsight ask' costs on top of the answer: cold (it starts the background
+    process), warm (through it) and in its own process (--no-server), over your data
+    folder (--data-dir)."""
+    from app.bench import cli_latency
+    from app.bench.scale_mix import QUESTIONS
+
+    asked = list(questions) or list(QUESTIONS)
+    if len(asked) < 2:
+        raise UserError("--question: give at least two (one is asked cold, the rest warm)")
+    try:
+        figures = cli_latency.run(obj.resolve(), asked, today, echo=_stderr_echo if obj.json else click.echo)
+    except RuntimeError as exc:
+        raise UserError(str(exc)) from exc
+    _finish(obj, "cli", figures, cli_latency.table(figures), results)
+
+
 @bench.command("persona")
 @common
 @_METHOD

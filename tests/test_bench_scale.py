@@ -41,3 +41,41 @@ def test_one_listeners_plays_follow_a_zipfian_catalogue(tmp_path):
     ranked = sorted(counts.values(), reverse=True)
     assert len(counts) <= 123 and len({p["platform"] for p in plays}) == 2
     assert ranked[0] > 5 * ranked[len(ranked) // 2]  # the favourite far ahead of the median song
+
+
+def test_bench_cli_asks_the_first_question_cold_the_rest_warm_and_two_in_process(tmp_path, monkeypatch):
+    from app.bench import cli_latency
+
+    asked: list[tuple[str, bool]] = []
+
+    def fake_ask(data_dir, question, today, *, server):
+        asked.append((question, server))
+        wall = {"q1": 5.0, "q2": 2.3, "q3": 2.2}[question] + (0 if server else 3.0)
+        return {"question": question, "wall_s": wall, "answer_s": 2.0, "overhead_s": round(wall - 2.0, 3),
+                "answer": "42"}
+
+    monkeypatch.setattr(cli_latency, "_ask", fake_ask)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))  # no server's socket there
+    figures = cli_latency.run(tmp_path, ["q1", "q2", "q3"], None, echo=lambda _: None)
+    assert asked == [("q1", True), ("q2", True), ("q3", True), ("q1", False), ("q2", False)]
+    assert (figures["cold_overhead_s"], figures["warm_overhead_median_s"], figures["warm_overhead_max_s"]) == \
+        (3.0, 0.25, 0.3)
+    assert figures["in_process_overhead_median_s"] == 4.65  # (6.0 + 3.3) / 2
+    table = cli_latency.table(figures)
+    assert "| cold | 1 | 3.00 | 3.00 | ≤ 3 s |" in table and "| warm | 2 | 0.25 | 0.30 | ≤ 0.5 s |" in table
+    with pytest.raises(ValueError, match="two questions"):
+        cli_latency.run(tmp_path, ["q1"], None, echo=lambda _: None)
+
+
+def test_bench_cli_waits_for_a_running_server_and_says_so(tmp_path, monkeypatch):
+    from app import ask_server
+    from app.bench import cli_latency
+
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
+    path = ask_server.socket_path(tmp_path)
+    path.parent.mkdir(parents=True)
+    path.touch()  # a server's socket that does not go away
+    said: list[str] = []
+    with pytest.raises(RuntimeError, match="still running"):
+        cli_latency.run(tmp_path, ["q1", "q2"], None, echo=said.append, wait=0.5)
+    assert said and "waiting for it to exit" in said[0]

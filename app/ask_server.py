@@ -194,6 +194,10 @@ def _connect(path: Path, timeout: float | None = None) -> socket.socket | None:
 def start(data_dir: Path, *, idle_seconds: float | None = None) -> subprocess.Popen:
     """Start a server for ``data_dir`` in its own session (it outlives the CLI); it
     stays idle ``idle_seconds``, else $HINDSIGHT_ASK_SERVER_IDLE, else IDLE_SECONDS."""
+    # absolute: the server runs in the data folder, where a relative path would name
+    # a folder inside it (its socket then never appeared where the CLI looked, and
+    # every question waited for it before the CLI answered by itself)
+    data_dir = Path(data_dir).resolve()
     if idle_seconds is None:
         try:
             idle_seconds = float(os.environ.get(IDLE_ENV) or IDLE_SECONDS)

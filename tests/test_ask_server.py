@@ -141,3 +141,21 @@ def test_the_cli_answers_by_itself_when_no_server_can_be_used(data_dir, monkeypa
     assert result.exit_code == 0 and result.stdout.startswith("You have 10 Spotify events.")
     result = CliRunner().invoke(main, ["ask", "--no-server", "--json", "How many?"], catch_exceptions=False)
     assert result.exit_code == 0 and '"answer": 10' in result.stdout
+
+
+def test_a_server_started_for_a_relative_data_folder_is_given_its_absolute_path(tmp_path, monkeypatch):
+    """The server runs in the data folder: given "data" it would look for "data/data".
+    Its socket then never appeared where the CLI looked, and each question waited."""
+    started: list = []
+
+    class Popen:
+        def __init__(self, argv, **kw):
+            started.append((argv, kw))
+
+    monkeypatch.setattr(ask_server.subprocess, "Popen", Popen)
+    (tmp_path / "data").mkdir()
+    monkeypatch.chdir(tmp_path)
+    ask_server.start(ask_server.Path("data"), idle_seconds=5)
+    (argv, kw), = started
+    assert argv[-2] == str(tmp_path / "data") and kw["cwd"] == str(tmp_path / "data")
+    assert ask_server.socket_path(ask_server.Path("data")) == ask_server.socket_path(tmp_path / "data")

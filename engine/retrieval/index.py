@@ -27,6 +27,7 @@ import duckdb
 import orjson
 import pyarrow as pa
 
+from engine.heap import give_back_free_pages
 from engine.locale_en import LANGUAGE
 from engine.retrieval.passages import SIMILARITY_CHARS
 from engine.retrieval.units import event_texts, neural_pairs, text_key, view_key
@@ -85,16 +86,6 @@ DOCS_TABLE = "(id VARCHAR NOT NULL, dh BIGINT NOT NULL)"
 DOC_TEXTS_TABLE = "(dh BIGINT NOT NULL, doc VARCHAR NOT NULL)"
 #: documents done (all their sparse units encoded)
 SPARSE_DONE_TABLE = "(id VARCHAR NOT NULL)"
-
-
-def _give_back_heap() -> None:
-    """Return the C heap's free pages to the system (glibc's malloc_trim; elsewhere nothing)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):
-        pass
 
 
 class RetrievalIndexError(RuntimeError):
@@ -417,9 +408,8 @@ class RetrievalIndex:
                 if self.path != ":memory:":
                     self._reopen()
                 # a refresh read the store's events: its pool keeps them otherwise
-                release = getattr(self.store, "release_cache", None)
-                if read_store and release is not None:
-                    release()
+                if read_store and hasattr(self.store, "release_cache"):
+                    self.store.release_cache()
 
     def _reopen(self) -> None:
         """Close the index file and open it again, so that DuckDB and the C heap give
@@ -434,7 +424,7 @@ class RetrievalIndex:
         self._fts_backend = self._load_fts()
         if self.vectors is not None:
             self.vectors.reconnect(self._db)
-        _give_back_heap()
+        give_back_free_pages()
 
     def _store_fingerprint(self) -> tuple:
         """What changes whenever events are added to or removed from the store: their

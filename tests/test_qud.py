@@ -204,6 +204,28 @@ def test_a_time_filter_the_question_does_not_ask_for_is_dropped_also_from_cached
     assert again.cached and again.plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'
 
 
+def test_the_cache_keeps_the_models_plan_so_a_rule_removed_does_not_live_on(tmp_path):
+    invented = 'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2023), fct=len)'
+    with_rules = QudPlanner(ScriptedLLM({"how many runs": [invented]}), cache=PlanCache(tmp_path / "plans.json"))
+    assert with_rules.plan("how many runs").plan_text == 'APPLY(l=RETRIEVE(query="running"), fct=len)'
+    without = QudPlanner(ScriptedLLM({}), cache=PlanCache(tmp_path / "plans.json"))
+    without.rules = ()  # the rule that dropped the filter is gone
+    again = without.plan("how many runs")
+    assert again.cached and again.plan_text == invented
+
+
+def test_a_cache_of_plans_made_after_the_rules_is_not_served(tmp_path):
+    ruled = QudPlanner(ScriptedLLM({"how many runs": ['APPLY(l=RETRIEVE(query="running"), fct=len)']}))
+    old = tmp_path / "plans.json"  # the fingerprint of this prompt and model before the cache held raw plans
+    import hashlib
+    import json
+
+    old.write_text(json.dumps({"library": hashlib.sha256(ruled.prefix.encode()).hexdigest()[:16],
+                               "plans": {"how many runs": 'APPLY(l=RETRIEVE(query="running"), fct=len)'}}))
+    assert not QudPlanner(ScriptedLLM({"how many runs": ['APPLY(l=RETRIEVE(query="running"), fct=len)']}),
+                          cache=PlanCache(old)).plan("how many runs").cached
+
+
 def test_a_how_many_question_planned_as_a_sum_counts_also_from_cached_plans(tmp_path):
     summed = ('SUM(l=EXTRACT(l=RETRIEVE(query="songs I listened to"), attr_names=["total"], attr_types=[float]), '
               'attr_name="total")')

@@ -261,8 +261,12 @@ class QudPlanner:
         self.prefix = instructions(positional) + "".join(render_example(e, positional) for e in self.examples)
         # Plans are tied to the prompt and to the model that wrote them: another GGUF
         # (the HINDSIGHT_PLANNER_GGUF setting) writes other plans for the same prompt.
+        # The cache holds the model's plan before the question-wording rules, which run
+        # again on every hit, so a rule removed or changed never lives on in the cache
+        # ("raw": caches from before held plans after the rules, and are dropped).
         model = str(getattr(llm, "identity", "") or "")
-        self.cache.bind(hashlib.sha256((self.prefix + ("\x1f" + model if model else "")).encode()).hexdigest()[:16])
+        self.cache.bind(hashlib.sha256((self.prefix + ("\x1f" + model if model else "") + "\x1fraw").encode())
+                        .hexdigest()[:16])
         # The prompt ends at "P:" and the model writes " APPLY(...": a prompt ending in a
         # space splits the space-prefixed token the model wants and derails it.
         self.grammar = plan_grammar(positional).replace("root ::= plan", 'root ::= " "? plan', 1)
@@ -290,7 +294,7 @@ class QudPlanner:
             try:
                 node = parse_plan(cached)
                 if not validate_plan(node):
-                    node = _grounded(node, asked, self.rules)  # entries cached before the rule existed
+                    node = _grounded(node, asked, self.rules)  # the cache holds the plan before the rules
                     return PlannedQuestion(asked, node, print_plan(node), cached=True,
                                            ms=(time.perf_counter() - t0) * 1000)
             except PlanSyntaxError:
@@ -318,9 +322,9 @@ class QudPlanner:
                 failures.append(f"attempt {attempt + 1}: {print_plan(node)} — "
                                 + "; ".join(str(p) for p in problems[:3]))
                 continue
+            self.cache.put(asked, print_plan(node))
             node = _grounded(node, asked, self.rules)
             text = print_plan(node)
-            self.cache.put(asked, text)
             return PlannedQuestion(asked, node, text, llm_calls=self.llm_calls - calls_before, steps=steps,
                                    ms=(time.perf_counter() - t0) * 1000, attempts=attempt + 1)
         raise PlanningError(f"no valid plan after {self.retries + 1} attempts", failures)

@@ -11,6 +11,13 @@ library), so it runs on a machine that has only those, this tree and the data fi
 
     python -m models.training.planner_lora --gguf base/model.gguf --data pairs.jsonl --out run/
 
+On a CPU the prompt is most of the cost (about 870 tokens before the question, 70
+after it), so pairs are re-cut to a few schema texts and each batch runs its shared
+prefix once, without a gradient (``--shared-prefix``, on by default there), and
+``--top-layers`` adapts only the upper layers so the gradient stops below them. A run
+of days goes on across sessions through ``--carry``: a folder small enough to commit
+with the adapter in bf16 and the step it reached.
+
 Then ``python -m models.training.planner_adapter convert run/adapter`` makes the
 GGUF adapter llama.cpp loads (``Llama(lora_path=...)``).
 """
@@ -77,6 +84,195 @@ def collate(items, idx, pad_id, torch):
     return ids, labels, mask
 
 
+# --------------------------------------------------------------------------- shared prefixes
+# On a CPU the prompt is the cost: ~1,000 tokens before the question, ~60 after it. Every
+# prompt up to its question is one of a few schema texts, so a batch of pairs that share
+# one is run as that prefix once (no gradient, the adapter applied, as llama.cpp runs it)
+# and the questions and plans after it with gradients. The forward values are the full
+# sequence's; only the gradient through the prefix's keys and values is left out.
+SOURCES, QUESTION = "Sources:\n", "\n\nQuestion: "
+CANONICAL = 16        # schema texts with lines left out, besides the whole one
+DROP_LINE = 0.25      # as plan_data's DROP_SOURCE
+
+
+def schema_of_prompt(prompt: str) -> list[str]:
+    a = prompt.index(SOURCES) + len(SOURCES)
+    return prompt[a:prompt.index(QUESTION, a)].split("\n")
+
+
+def attrs_read(plan: str) -> set[str]:
+    import re
+
+    return set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', plan))
+
+
+def canonical_schemas(pairs: list[dict], rng: random.Random, k: int = CANONICAL) -> list[tuple[str, ...]]:
+    """The whole schema the pairs' prompts were cut from (every prompt's lines are a
+    subset of one store's), and ``k`` cuts of it."""
+    order: dict[str, None] = {}
+    for p in sorted(pairs, key=lambda p: -len(schema_of_prompt(p["prompt"]))):
+        for line in schema_of_prompt(p["prompt"]):
+            order.setdefault(line, None)
+    whole = tuple(sorted(order))
+    cuts = {whole}
+    for _ in range(k * 4):
+        if len(cuts) > k:
+            break
+        cuts.add(tuple(x for x in whole if rng.random() >= DROP_LINE))
+    return sorted(cuts, key=lambda c: (-len(c), c))
+
+
+def _line_attrs(line: str) -> set[str]:
+    return {a.strip() for a in line.split(":", 1)[1].split(",")} if ":" in line else set()
+
+
+def regroup(pairs: list[dict], rng: random.Random, k: int = CANONICAL) -> list[dict]:
+    """Each pair's prompt re-cut to one of a few schema texts that keeps every line whose
+    attributes its plan reads (the rule plan_data cut them by), chosen at random among
+    those; ``prefix`` is the prompt up to the question."""
+    cuts = canonical_schemas(pairs, rng, k)
+    out = []
+    for p in pairs:
+        used = attrs_read(p["completion"])
+        need = {line for line in schema_of_prompt(p["prompt"]) if used & _line_attrs(line)}
+        fit = [c for c in cuts if need <= set(c)]
+        cut = rng.choice(fit)
+        head = p["prompt"][:p["prompt"].index(SOURCES) + len(SOURCES)]
+        tail = p["prompt"][p["prompt"].index(QUESTION):]
+        prompt = head + "\n".join(cut) + tail
+        out.append({**p, "prompt": prompt, "prefix": prompt[:prompt.index(QUESTION) + len(QUESTION) - 1]})
+    return out
+
+
+def encode_shared(tok, pairs: list[dict], max_len: int) -> tuple[list[list[int]], list[tuple[int, list[int], int]]]:
+    """(prefix token ids per distinct prefix, [(prefix index, suffix ids, prompt part of
+    the suffix)]). The whole text is tokenised at once, as llama.cpp does, and split
+    where the prefix's own tokens end; a pair whose tokens do not split there is dropped."""
+    prefixes: dict[str, int] = {}
+    pre_ids: list[list[int]] = []
+    items = []
+    for p in pairs:
+        if p["prefix"] not in prefixes:
+            prefixes[p["prefix"]] = len(pre_ids)
+            pre_ids.append(tok(p["prefix"], add_special_tokens=False)["input_ids"])
+        j = prefixes[p["prefix"]]
+        head = pre_ids[j]
+        a = tok(p["prompt"], add_special_tokens=False)["input_ids"]
+        b = tok(p["completion"], add_special_tokens=False)["input_ids"]
+        if a[:len(head)] != head or len(a) + len(b) > max_len:
+            continue
+        items.append((j, a[len(head):] + b, len(a) - len(head)))
+    return pre_ids, items
+
+
+def shared_batches(items: list[tuple[int, list[int], int]], per_batch: int, rng: random.Random) -> list[list[int]]:
+    """Batches of up to ``per_batch`` items that share one prefix, in random order."""
+    by_prefix: dict[int, list[int]] = {}
+    for i, (j, _, _) in enumerate(items):
+        by_prefix.setdefault(j, []).append(i)
+    out = []
+    for idx in by_prefix.values():
+        rng.shuffle(idx)
+        out += [idx[k:k + per_batch] for k in range(0, len(idx), per_batch)]
+    rng.shuffle(out)
+    return out
+
+
+def shared_prefix_forward(model, prefix: list[int], suffixes: list[tuple[list[int], int]], pad_id: int, torch,
+                          device: str = "cpu"):
+    """The loss (plan tokens only) of ``prefix + suffix`` for each (suffix ids, prompt
+    part length), with the prefix run once without a gradient and its cache shared."""
+    training = model.training
+    model.eval()
+    with torch.no_grad():
+        past = model(input_ids=torch.tensor([prefix], device=device), use_cache=True,
+                     logits_to_keep=1).past_key_values  # the prefix's logits are never read
+    if training:
+        model.train()
+    past.batch_repeat_interleave(len(suffixes))
+    n = max(len(s) for s, _ in suffixes)
+    ids = torch.full((len(suffixes), n), pad_id, dtype=torch.long)
+    labels = torch.full((len(suffixes), n), -100, dtype=torch.long)
+    mask = torch.zeros((len(suffixes), len(prefix) + n), dtype=torch.long)
+    mask[:, :len(prefix)] = 1
+    for r, (seq, plen) in enumerate(suffixes):
+        ids[r, :len(seq)] = torch.tensor(seq)
+        labels[r, plen:len(seq)] = torch.tensor(seq[plen:])
+        mask[r, len(prefix):len(prefix) + len(seq)] = 1
+    return model(input_ids=ids.to(device), attention_mask=mask.to(device), labels=labels.to(device),
+                 past_key_values=past, use_cache=True)
+
+
+# --------------------------------------------------------------------------- carried across sessions
+CARRY_WEIGHTS, CARRY_STATE = "adapter.safetensors", "state.json"
+
+
+def save_carry(folder: Path, settings: dict, adapter: dict, step: int, seconds: float, torch) -> None:
+    """The adapter in bf16 and the step reached: small enough to commit, so a CPU run
+    that takes days goes on where the last session stopped. Written atomically."""
+    from safetensors.torch import save_file
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tmp = folder / (CARRY_WEIGHTS + ".partial")
+    save_file({k: v.detach().to(torch.bfloat16).contiguous() for k, v in adapter.items()}, str(tmp))
+    tmp.replace(folder / CARRY_WEIGHTS)
+    state = {"settings": settings, "step": step, "weights_sha256": sha256_file(folder / CARRY_WEIGHTS),
+             "train_seconds": round(seconds)}
+    (folder / (CARRY_STATE + ".partial")).write_text(json.dumps(state, indent=2) + "\n")
+    (folder / (CARRY_STATE + ".partial")).replace(folder / CARRY_STATE)
+
+
+def load_carry(folder: Path, settings: dict, sched, torch) -> tuple[dict, int, float]:
+    """A carried adapter made with the same settings: its weights (fp32), its step and
+    the seconds trained so far; ``sched`` is moved on to that step."""
+    import warnings
+
+    from safetensors.torch import load_file
+
+    state = json.loads((folder / CARRY_STATE).read_text())
+    if state["settings"] != settings:
+        diff = sorted(k for k in settings if state["settings"].get(k) != settings[k])
+        raise SystemExit(f"{folder} was made with other settings ({', '.join(diff)}): "
+                         "run with the same ones, or without --carry")
+    if sha256_file(folder / CARRY_WEIGHTS) != state["weights_sha256"]:
+        raise SystemExit(f"{folder / CARRY_WEIGHTS} is not the file {CARRY_STATE} names")
+    weights = {k: v.to(torch.float32) for k, v in load_file(str(folder / CARRY_WEIGHTS)).items()}
+    with warnings.catch_warnings():  # the schedule goes on where it was; no optimiser step is missed
+        warnings.simplefilter("ignore")
+        for _ in range(state["step"]):
+            sched.step()
+    return weights, int(state["step"]), float(state.get("train_seconds", 0))
+
+
+def compare_paths(model, tok, pairs: list[dict], args, pad: int, torch, device: str) -> None:
+    """One training step's forward and backward over the same pairs, each sequence run
+    whole and with the shared prefix run once: seconds, and the ratio."""
+    cut = regroup(pairs, random.Random(args.seed))
+    first = cut[0]["prefix"]
+    chosen = [p for p in cut if p["prefix"] == first][:args.compare]
+    pre_ids, shared_items = encode_shared(tok, chosen, args.max_len)
+    whole_items = encode(tok, chosen, args.max_len)
+    model.train()
+    figures = {}
+    for name in ("whole", "shared prefix"):
+        t = time.perf_counter()
+        if name == "whole":
+            x, y, m = (v.to(device) for v in collate(whole_items, list(range(len(whole_items))), pad, torch))
+            loss = model(input_ids=x, attention_mask=m, labels=y).loss
+        else:
+            loss = shared_prefix_forward(model, pre_ids[0], [it[1:] for it in shared_items], pad, torch, device).loss
+        loss.backward()
+        model.zero_grad(set_to_none=True)
+        figures[name] = (time.perf_counter() - t, float(loss.detach()))
+    tokens = sum(len(s) for s, _ in whole_items)
+    print(f"{len(chosen)} pairs, {tokens} tokens whole, prefix {len(pre_ids[0])} + "
+          f"{sum(len(s) for _, s, _ in shared_items)} tokens after it", flush=True)
+    for name, (seconds, loss) in figures.items():
+        print(f"{name:>14}: {seconds:6.1f} s for the step, {seconds / len(chosen):5.2f} s per pair, loss {loss:.4f}",
+              flush=True)
+    print(f"ratio: the shared prefix is {figures['whole'][0] / figures['shared prefix'][0]:.1f}x faster", flush=True)
+
+
 def main(argv: list[str] | None = None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--gguf", type=Path, required=True)
@@ -88,12 +284,24 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--lr", type=float, default=3e-4)
     ap.add_argument("--batch-tokens", type=int, default=16384)
     ap.add_argument("--max-len", type=int, default=1536)
-    ap.add_argument("--max-steps", type=int, default=0, help="stop after this many steps (a smoke run)")
+    ap.add_argument("--max-steps", type=int, default=0,
+                    help="at most this many steps: the run and its schedule (a smoke run, or a CPU run over sessions)")
     ap.add_argument("--save-every", type=int, default=200)
     ap.add_argument("--holdout", type=float, default=0.03)
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--check", type=int, default=20, help="held-out instances decoded greedily at the end")
     ap.add_argument("--time-budget", type=float, default=0, help="seconds; stop training (and save) after this")
+    ap.add_argument("--shared-prefix", choices=("auto", "on", "off"), default="auto",
+                    help="run each batch's shared prompt prefix once, without a gradient (auto: on a CPU)")
+    ap.add_argument("--pairs-per-batch", type=int, default=16, help="with --shared-prefix")
+    ap.add_argument("--compare", type=int, default=0, metavar="N",
+                    help="time one step over N pairs that share a prefix, run whole and with the shared prefix; "
+                         "print both and stop")
+    ap.add_argument("--carry", type=Path, default=None,
+                    help="a folder to commit: the run's adapter (bf16) and step, read when --out has no "
+                         "checkpoint and written at every save, so a run goes on in the next session")
+    ap.add_argument("--top-layers", type=int, default=0,
+                    help="adapt only the top N layers (0: all); the gradient then stops below them")
     args = ap.parse_args(argv)
 
     import torch
@@ -128,11 +336,14 @@ def main(argv: list[str] | None = None) -> None:
     tok.save_pretrained(args.out / "base")
     print(f"loaded {name} in {time.time() - t_start:.0f} s on {device}", flush=True)
     model.to(device)
-    if not cuda:  # memory is short on a CPU machine, plentiful on the GPU (where recomputing costs time)
+    shared = args.shared_prefix == "on" or (args.shared_prefix == "auto" and not cuda)
+    if not cuda and not shared:  # memory is short on a CPU machine, plentiful on the GPU
         model.gradient_checkpointing_enable()
         model.enable_input_require_grads()
+    n_layers = model.config.num_hidden_layers
+    layers = list(range(n_layers - args.top_layers, n_layers)) if 0 < args.top_layers < n_layers else None
     cfg = LoraConfig(r=args.rank, lora_alpha=args.alpha, lora_dropout=0.05, target_modules=list(TARGETS),
-                     task_type="CAUSAL_LM")
+                     layers_to_transform=layers, task_type="CAUSAL_LM")
     model = get_peft_model(model, cfg)
 
     pairs = load_pairs(args.data)
@@ -141,10 +352,27 @@ def main(argv: list[str] | None = None) -> None:
     held = set(ids[:max(1, int(len(ids) * args.holdout))])  # whole instances held out, all phrasings
     train = [p for i, p in enumerate(pairs) if p.get("id", str(i)) not in held]
     val = [p for i, p in enumerate(pairs) if p.get("id", str(i)) in held]
-    tr_items = encode(tok, train, args.max_len)
-    va_items = encode(tok, val, args.max_len)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    plan = [batches(tr_items, args.batch_tokens, random.Random(args.seed + e)) for e in range(math.ceil(args.epochs))]
+    if shared:
+        cut_rng = random.Random(args.seed)
+        pre_ids, tr_items = encode_shared(tok, regroup(train, cut_rng), args.max_len)
+        va_pre, va_items = encode_shared(tok, regroup(val, cut_rng), args.max_len)
+        plan = [shared_batches(tr_items, args.pairs_per_batch, random.Random(args.seed + e))
+                for e in range(math.ceil(args.epochs))]
+        print(f"shared prefixes: {len(pre_ids)} of {sum(map(len, pre_ids)) // max(1, len(pre_ids))} tokens; "
+              f"{sum(len(s) for _, s, _ in tr_items) // max(1, len(tr_items))} tokens after each", flush=True)
+    else:
+        tr_items = encode(tok, train, args.max_len)
+        va_items = encode(tok, val, args.max_len)
+        plan = [batches(tr_items, args.batch_tokens, random.Random(args.seed + e))
+                for e in range(math.ceil(args.epochs))]
+
+    def batch_loss(items, prefixes, idx):
+        if shared:
+            return shared_prefix_forward(model, prefixes[items[idx[0]][0]], [items[i][1:] for i in idx], pad,
+                                         torch, device).loss
+        x, y, m = (t.to(device) for t in collate(items, idx, pad, torch))
+        return model(input_ids=x, attention_mask=m, labels=y).loss
     steps_per_epoch = len(plan[0])
     total = int(steps_per_epoch * args.epochs)
     if args.max_steps:
@@ -153,8 +381,12 @@ def main(argv: list[str] | None = None) -> None:
     warm = max(1, total // 20)
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / max(1, total)))))
-    step = 0
+    step, carried_seconds = 0, 0.0
     ckpt = args.out / "checkpoint.pt"
+    settings = {"data_sha256": sha256_file(args.data), "base_sha256": sha256_file(args.gguf), "rank": args.rank,
+                "alpha": args.alpha, "lr": args.lr, "seed": args.seed, "total_steps": total,
+                "shared_prefix": shared, "pairs_per_batch": args.pairs_per_batch, "top_layers": args.top_layers,
+                "batch_tokens": args.batch_tokens, "max_len": args.max_len, "holdout": args.holdout}
     if ckpt.exists():  # resume
         state = torch.load(ckpt, map_location=device, weights_only=False)
         set_peft_model_state_dict(model, state["adapter"])
@@ -162,22 +394,32 @@ def main(argv: list[str] | None = None) -> None:
         sched.load_state_dict(state["sched"])
         step = state["step"]
         print(f"resumed at step {step}", flush=True)
+    elif args.carry is not None and (args.carry / CARRY_STATE).exists():
+        weights, step, carried_seconds = load_carry(args.carry, settings, sched, torch)
+        set_peft_model_state_dict(model, weights)
+        print(f"resumed at step {step} from {args.carry} (the optimiser's moments start again)", flush=True)
     print(f"{len(tr_items)} train / {len(va_items)} held-out examples, {steps_per_epoch} steps per epoch, "
           f"{total} steps", flush=True)
+    if args.compare:
+        compare_paths(model, tok, train, args, pad, torch, device)
+        return
 
     def save_checkpoint() -> None:
         from peft import get_peft_model_state_dict
 
-        torch.save({"adapter": get_peft_model_state_dict(model), "opt": opt.state_dict(),
-                    "sched": sched.state_dict(), "step": step}, ckpt)
+        adapter = get_peft_model_state_dict(model)
+        torch.save({"adapter": adapter, "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step}, ckpt)
+        if args.carry is not None:
+            save_carry(args.carry, settings, adapter, step, carried_seconds + time.time() - t0, torch)
 
     def val_loss() -> float:
         model.eval()
         losses = []
         with torch.no_grad():
-            for idx in batches(va_items, args.batch_tokens, random.Random(0)):
-                x, y, m = (t.to(device) for t in collate(va_items, idx, pad, torch))
-                losses.append(float(model(input_ids=x, attention_mask=m, labels=y).loss))
+            groups = (shared_batches(va_items, args.pairs_per_batch, random.Random(0)) if shared
+                      else batches(va_items, args.batch_tokens, random.Random(0)))
+            for idx in groups:
+                losses.append(float(batch_loss(va_items, va_pre if shared else None, idx)))
         model.train()
         return sum(losses) / max(1, len(losses))
 
@@ -189,8 +431,7 @@ def main(argv: list[str] | None = None) -> None:
     while step < total:
         epoch, k = divmod(step, steps_per_epoch)
         idx = plan[epoch][k]
-        x, y, m = (t.to(device) for t in collate(tr_items, idx, pad, torch))
-        loss = model(input_ids=x, attention_mask=m, labels=y).loss
+        loss = batch_loss(tr_items, pre_ids if shared else None, idx)
         if not torch.isfinite(loss):
             skipped += 1
             opt.zero_grad(set_to_none=True)
@@ -209,7 +450,7 @@ def main(argv: list[str] | None = None) -> None:
         sched.step()
         opt.zero_grad(set_to_none=True)
         step += 1
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if step % 20 == 0 or step == total:
             print(f"step {step}/{total} loss {float(loss):.4f} lr {sched.get_last_lr()[0]:.2e} "
                   f"{time.time() - t0:.0f} s", flush=True)
@@ -229,7 +470,9 @@ def main(argv: list[str] | None = None) -> None:
               "train_loss_last_50": sum(losses[-50:]) / max(1, len(losses[-50:])),
               "seconds": round(time.time() - t_start), "device": device, "data_sha256": sha256_file(args.data),
               "base": name, "base_sha256": sha256_file(args.gguf), "rank": args.rank, "alpha": args.alpha,
-              "lr": args.lr, "epochs": args.epochs, "batch_tokens": args.batch_tokens, "seed": args.seed}
+              "lr": args.lr, "epochs": args.epochs, "batch_tokens": args.batch_tokens, "seed": args.seed,
+              "shared_prefix": shared, "pairs_per_batch": args.pairs_per_batch if shared else None,
+              "top_layers": args.top_layers or n_layers}
     (args.out / "adapter" / "training.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report), flush=True)
 

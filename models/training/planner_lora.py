@@ -452,7 +452,7 @@ def main(argv: list[str] | None = None) -> None:
         step += 1
         losses.append(float(loss.detach()))
         if step % 20 == 0 or step == total:
-            print(f"step {step}/{total} loss {float(loss):.4f} lr {sched.get_last_lr()[0]:.2e} "
+            print(f"step {step}/{total} loss {losses[-1]:.4f} lr {sched.get_last_lr()[0]:.2e} "
                   f"{time.time() - t0:.0f} s", flush=True)
         if step % args.save_every == 0:
             save_checkpoint()

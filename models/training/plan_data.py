@@ -40,13 +40,14 @@ from typing import Any
 
 from engine.plan import parse_plan, print_plan
 from engine.qud.tuned import END, render_prompt, schema_lines
+from models.training.planner_lora import DROP_LINE, attrs_read
 
 log = logging.getLogger(__name__)
 
 OUT_DIR = Path("bench-results") / "plan-data"
 SEED = 38
 VARIANTS = 2          # surface variants per phrasing, besides the phrasing itself
-DROP_SOURCE = 0.25    # chance of leaving an unrelated source line out of the prompt
+DROP_SOURCE = DROP_LINE  # chance of leaving an unrelated source line out of the prompt
 TRAIN_PERSONAS = ("p1", "p2", "p3")
 
 
@@ -167,14 +168,10 @@ def schema_of(store_path: Path) -> list[tuple[str, str, list[str]]]:
         con.close()
 
 
-def _attrs_read(plan_text: str) -> set[str]:
-    return set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', plan_text))
-
-
 def schema_for(schema: Sequence[tuple[str, str, Sequence[str]]], plan_text: str, rng: random.Random) -> str:
     """The store's schema with a few lines left out: never one whose attributes the
     plan reads."""
-    used = _attrs_read(plan_text)
+    used = attrs_read(plan_text)
     lines = [row for row in schema if used & set(row[2]) or rng.random() >= DROP_SOURCE]
     return schema_lines(lines)
 

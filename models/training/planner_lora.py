@@ -27,6 +27,7 @@ import argparse
 import json
 import math
 import random
+import re
 import time
 from pathlib import Path
 
@@ -85,14 +86,14 @@ def collate(items, idx, pad_id, torch):
 
 
 # --------------------------------------------------------------------------- shared prefixes
-# On a CPU the prompt is the cost: ~1,000 tokens before the question, ~60 after it. Every
+# On a CPU the prompt is the cost: ~870 tokens before the question, ~70 after it. Every
 # prompt up to its question is one of a few schema texts, so a batch of pairs that share
 # one is run as that prefix once (no gradient, the adapter applied, as llama.cpp runs it)
 # and the questions and plans after it with gradients. The forward values are the full
 # sequence's; only the gradient through the prefix's keys and values is left out.
 SOURCES, QUESTION = "Sources:\n", "\n\nQuestion: "
 CANONICAL = 16        # schema texts with lines left out, besides the whole one
-DROP_LINE = 0.25      # as plan_data's DROP_SOURCE
+DROP_LINE = 0.25      # chance of leaving a line the plan does not read out (plan_data cuts its prompts so too)
 
 
 def schema_of_prompt(prompt: str) -> list[str]:
@@ -101,8 +102,7 @@ def schema_of_prompt(prompt: str) -> list[str]:
 
 
 def attrs_read(plan: str) -> set[str]:
-    import re
-
+    """The attribute names a plan reads (``e["distance_km"]``, ``attr_name="amount"``)."""
     return set(re.findall(r'"([A-Za-z_][A-Za-z0-9_]*)"', plan))
 
 
@@ -130,12 +130,12 @@ def regroup(pairs: list[dict], rng: random.Random, k: int = CANONICAL) -> list[d
     """Each pair's prompt re-cut to one of a few schema texts that keeps every line whose
     attributes its plan reads (the rule plan_data cut them by), chosen at random among
     those; ``prefix`` is the prompt up to the question."""
-    cuts = canonical_schemas(pairs, rng, k)
+    cuts = [(c, set(c)) for c in canonical_schemas(pairs, rng, k)]
     out = []
     for p in pairs:
         used = attrs_read(p["completion"])
         need = {line for line in schema_of_prompt(p["prompt"]) if used & _line_attrs(line)}
-        fit = [c for c in cuts if need <= set(c)]
+        fit = [c for c, lines in cuts if need <= lines]
         cut = rng.choice(fit)
         head = p["prompt"][:p["prompt"].index(SOURCES) + len(SOURCES)]
         tail = p["prompt"][p["prompt"].index(QUESTION):]

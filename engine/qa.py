@@ -56,10 +56,29 @@ def is_follow_up(question: str) -> bool:
 
 _YES_NO = re.compile(r"^\s*(did|do|does|have|has|had|was|were|am|is)\s+(i|we|my)\b", re.I)
 
+#: The answer's readings of the question's words, where the answer's shape comes from
+#: the wording and not from the plan: "the last 3 ..." cuts the rows to the latest
+#: three, "did I ..." answers yes or no, "what was my longest run" names the run's day.
+#: ``HindsightEngine.readings`` holds the ones in use; ``hindsight bench rules``
+#: measures what each is worth (#38: one that does not pay is to go).
+READINGS = frozenset({"latest_asked", "yes_no", "which_extreme"})
+
 
 def is_yes_no(question: str) -> bool:
     """"Did I go hiking on Christmas?": answered yes or no, with the entries as evidence."""
     return bool(_YES_NO.match(question.split(" | ")[-1]))
+
+
+def readings_of(question: str) -> frozenset[str]:
+    """The readings whose words ``question`` has (each may still not change its answer)."""
+    found = set()
+    if _latest_asked(question) is not None:
+        found.add("latest_asked")
+    if is_yes_no(question):
+        found.add("yes_no")
+    if _WHICH_EXTREME.search(question):
+        found.add("which_extreme")
+    return frozenset(found)
 
 
 def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
@@ -242,6 +261,7 @@ class HindsightEngine:
         self.chat_models = chat_models
         self._offered: dict[str, str] = {}  # question offered after a failure -> its plan
         self._candidates: tuple[int, list] = (-1, [])  # (store count, suggestions for it)
+        self.readings: frozenset[str] = READINGS
 
     def close(self) -> None:
         if self.index is not None and hasattr(self.index, "close"):
@@ -355,7 +375,7 @@ class HindsightEngine:
         evidence = result.evidence
         order = "largest first"
         rows = result.rows
-        if rows and (recent := _latest_asked(question)) is not None \
+        if rows and "latest_asked" in self.readings and (recent := _latest_asked(question)) is not None \
                 and (latest := _latest(rows, *recent)) is not None:
             rows = latest
             evidence = tuple(sorted(frozenset().union(*(r.ids for r in latest))))
@@ -368,7 +388,7 @@ class HindsightEngine:
             text = (f"{len(rows):,} " + ("group" if len(rows) == 1 else f"groups, {order}")
                     + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
             answer_value = keys
-        elif rows is not None and is_yes_no(question):
+        elif rows is not None and "yes_no" in self.readings and is_yes_no(question):
             labels = [_row_label(r) for r in rows[:5]]
             answer_value = "yes" if rows else "no"
             text = (f"Yes: {len(rows):,} matching " + ("entry" if len(rows) == 1 else "entries")
@@ -443,7 +463,8 @@ class HindsightEngine:
         run is the day it happened and its distance. None for other questions, or when
         the events that hold the value are of several days."""
         if plan.OP not in ("MIN", "MAX") or isinstance(value, (date, datetime)) or not evidence \
-                or len(evidence) > 3 or not _WHICH_EXTREME.search(question):
+                or len(evidence) > 3 or "which_extreme" not in self.readings \
+                or not _WHICH_EXTREME.search(question):
             return None
         days = set()
         for event_id in evidence:

@@ -62,3 +62,56 @@ def test_scores_and_summary_say_what_each_rule_is_worth(tmp_path):
     assert figures["hits_all_rules"] == 1 and figures["hits_no_rules"] == 0
     text = R.table(figures)
     assert "| count_listed_rows | 1 | +1 |" in text and "| as the model wrote them | 0 | 0 of 1 |" in text
+
+
+YES_NO = "did i run in march 2024"
+
+
+def test_a_reading_the_question_has_is_answered_without_it_and_the_others_as_the_product(store, tmp_path):
+    _store_with(store, tmp_path, [_workout(d, "running", 5.0) for d in (1, 3)])
+    asker = R._Ablating(_Owned(HindsightEngine(store, QudPlanner(ScriptedLLM({YES_NO: [LISTED]})), Models())))
+    answer = asker.ask(YES_NO, today=date(2024, 4, 1))
+    variants = asker.answers[YES_NO]
+    assert answer.answer == "yes"
+    # without the yes/no reading, the same plan answers with its entries
+    without = variants[R.reading_variant("yes_no")]
+    assert isinstance(without.answer, list) and len(without.answer) == 2
+    # a reading whose words the question lacks is not run again: the product's answer
+    assert variants[R.reading_variant("latest_asked")] is variants[R.ALL]
+    assert asker.plans[YES_NO][R.reading_variant("yes_no")] != asker.plans[YES_NO][R.ALL]
+    assert asker.runner.readings == R.READINGS  # put back after the variant
+
+
+def test_under_a_planner_without_rules_only_the_readings_vary(store, tmp_path):
+    _store_with(store, tmp_path, [_workout(d, "running", 5.0) for d in (1, 3, 5)])
+
+    class Unruled:  # the fine-tuned planner's shape: no rules to switch
+        llm_calls = 0
+
+        def __init__(self):
+            self.inner = QudPlanner(ScriptedLLM({Q: [LISTED]}))
+            self.inner.rules = ()
+
+        def plan(self, question, **kw):
+            return self.inner.plan(question, **kw)
+
+    engine = HindsightEngine(store, Unruled(), Models())
+    asker = R._Ablating(_Owned(engine))
+    asker.ask(Q, today=date(2024, 4, 1))
+    plans = asker.plans[Q]
+    assert plans[R.ALL] == LISTED == plans["count_listed_rows"]  # no rule rewrote the product's plan
+    assert not hasattr(engine.planner, "rules")
+
+
+def test_the_summary_counts_a_reading_like_a_rule(tmp_path):
+    name = R.reading_variant("yes_no")
+    yes, listed = Answer(YES_NO, True, "yes", ""), Answer(YES_NO, True, ["a", "b"], "")
+    ans = {n: yes for n in (R.NONE, R.ALL, *R.measured())} | {name: listed}
+    plans = {n: "P" for n in ans} | {name: "P (without yes_no)"}
+    asker = type("Asker", (), {"answers": {YES_NO: ans}, "plans": {YES_NO: plans}})()
+    records = tmp_path / "r.jsonl"
+    records.write_text(json.dumps({"id": "x2", "question": YES_NO, "gold": [["yes"]], "category": "yesno"}) + "\n")
+    items = R._scored(records, [asker], lambda r: bool(r["hit"]), "dev-p5")
+    assert items[0]["changed"] == [name]
+    worth = {r["rule"]: r for r in R.summarise(items, R.measured())["rules"]}
+    assert worth[name]["gain"] == 1 and worth[name]["questions_changed"] == 1

@@ -3,7 +3,11 @@ question of the fresh-phrasing train part, of the dev personas and of a train
 persona (train templates, the demo's kind of question), the plan
 the model wrote is run as it is, with every rule, and with every rule but one, and
 each is scored against the gold. A rule whose removal loses no question on these
-sets does not pay for itself.
+sets does not pay for itself. The answer's readings of the question's words
+(``engine.qa.READINGS``: "the last 3 ...", "did I ...", "what was my longest ...") are
+measured the same way: the product's plan, answered without each reading whose words
+the question has. The fine-tuned planner runs no rules, so under it only the
+readings vary.
 
 The model plans each question once (the rules do not change what it writes); only
 plans that differ are run again. The eval part and the test split are never used
@@ -21,8 +25,21 @@ from typing import Any
 from app.bench import fresh as fresh_bench
 from app.bench import persona as persona_bench
 from app.bench.persona import DEFAULT_WORK, Echo
+from engine.qa import READINGS, readings_of
 
 ALL, NONE = "all rules", "no rules"
+
+
+def reading_variant(reading: str) -> str:
+    """The variant that answers without one of the answer's readings (``engine.qa.READINGS``)."""
+    return f"reading:{reading}"
+
+
+def measured() -> list[str]:
+    """Every rule and reading the ablation measures, by variant name."""
+    from engine.qud.planner import GROUND_RULES
+
+    return [r.__name__ for r in GROUND_RULES] + [reading_variant(r) for r in sorted(READINGS)]
 
 
 @dataclass
@@ -58,19 +75,23 @@ class _Ablating:
         from engine.plan import print_plan
         from engine.qud.planner import GROUND_RULES, PlannedQuestion, PlanningError, _grounded
 
-        self.planner.rules = ()
+        ruled = hasattr(self.planner, "rules")  # the fine-tuned planner runs no rules: they are no variant
+        if ruled:
+            self.planner.rules = ()
         try:
             written = self.planner.plan(question)
         except PlanningError:  # no plan: the product's own answer, under every variant
-            self.planner.rules = GROUND_RULES
+            if ruled:
+                self.planner.rules = GROUND_RULES
             answer = self.owned.ask(question, today=today)
-            names = (NONE, ALL, *(r.__name__ for r in GROUND_RULES))
+            names = (NONE, ALL, *measured())
             self.answers[question] = dict.fromkeys(names, answer)
             self.plans[question] = dict.fromkeys(names, "")
             return answer
-        variants = {NONE: written.plan, ALL: _grounded(written.plan, question, GROUND_RULES)}
+        variants = {NONE: written.plan, ALL: _grounded(written.plan, question, GROUND_RULES if ruled else ())}
         for rule in GROUND_RULES:
-            variants[rule.__name__] = _grounded(written.plan, question, [r for r in GROUND_RULES if r is not rule])
+            variants[rule.__name__] = _grounded(written.plan, question,
+                                                [r for r in GROUND_RULES if r is not rule] if ruled else ())
         by_text: dict[str, Any] = {}
         answers, plans = {}, {}
         for name, node in variants.items():
@@ -79,6 +100,19 @@ class _Ablating:
                 self.given.planned = PlannedQuestion(question, node, text, llm_calls=written.llm_calls)
                 by_text[text] = self.runner.ask(question, today=today, follows=None)
             answers[name], plans[name] = by_text[text], text
+        # the answer's readings of the question's words: the product's plan, answered
+        # without each one whose words the question has (the others answer as the product)
+        self.given.planned = PlannedQuestion(question, variants[ALL], plans[ALL], llm_calls=written.llm_calls)
+        applies = readings_of(question)
+        for reading in sorted(READINGS):
+            answers[reading_variant(reading)], plans[reading_variant(reading)] = answers[ALL], plans[ALL]
+            if reading in applies:
+                self.runner.readings = READINGS - {reading}
+                try:
+                    answers[reading_variant(reading)] = self.runner.ask(question, today=today, follows=None)
+                finally:
+                    self.runner.readings = READINGS
+                plans[reading_variant(reading)] = f"{plans[ALL]} (without {reading})"
         self.answers[question], self.plans[question] = answers, plans
         return answers[ALL]
 
@@ -120,8 +154,6 @@ def run(*, limit: int | None = 40, personas: Sequence[str] = ("p5", "p6"), train
     """Ablate every rule over the fresh train part, the dev personas and the train
     personas' train-template questions (``limit`` questions each); the figures and a
     per-question JSON-lines file."""
-    from engine.qud.planner import GROUND_RULES
-
     items: list[dict] = []
     keep: list[_Ablating] = []
     figures = fresh_bench.run("reqap", part="train", work_dir=work_dir, results_dir=results_dir, echo=echo,
@@ -136,7 +168,7 @@ def run(*, limit: int | None = 40, personas: Sequence[str] = ("p5", "p6"), train
     with open(out, "w", encoding="utf-8") as f:
         for it in items:
             f.write(json.dumps(it, ensure_ascii=False, default=str) + "\n")
-    return summarise(items, [r.__name__ for r in GROUND_RULES]) | {"records_file": str(out)}
+    return summarise(items, measured()) | {"records_file": str(out)}
 
 
 def summarise(items: Sequence[dict], rules: Sequence[str]) -> dict:
@@ -158,14 +190,14 @@ def summarise(items: Sequence[dict], rules: Sequence[str]) -> dict:
 
 def table(figures: dict) -> str:
     n = figures["questions"]
-    lines = [f"Question-wording rules, ablated on {n} questions ("
+    lines = [f"Question-wording rules and answer readings, ablated on {n} questions ("
              + ", ".join(f"{s}: {k}" for s, k in figures["sets"].items()) + ")", "",
              "| plans | " + " | ".join(figures["sets"]) + " | all |", "|---|" + "---:|" * (len(figures["sets"]) + 1)]
     for key, label in (("all", "with every rule"), ("none", "as the model wrote them")):
         total = figures["hits_all_rules"] if key == "all" else figures["hits_no_rules"]
         lines.append(f"| {label} | " + " | ".join(str(v[key]) for v in figures["hits_per_set"].values())
                      + f" | {total} of {n} |")
-    lines += ["", "| rule | questions it changes | right answers it adds (removing it loses) |", "|---|---:|---:|"]
+    lines += ["", "| rule or reading | questions it changes | right answers it adds (removing it loses) |", "|---|---:|---:|"]
     for r in sorted(figures["rules"], key=lambda r: (-r["gain"], -r["questions_changed"], r["rule"])):
         lines.append(f"| {r['rule']} | {r['questions_changed']} | {r['gain']:+d} |")
     return "\n".join(lines)

@@ -139,6 +139,26 @@ def test_sketches_are_valid_plans_for_train_templates_only():
         sketches(test_id, {})
 
 
+def test_join_templates_get_valid_join_plans_that_read_the_asked_for_side():
+    """A joined row keeps l1's attributes: the asked-for events are l1, the events that
+    place them in time (the run, the trip) l2."""
+    from models.training.plan_sketches import sketches
+    from synth.questions import templates
+
+    train = {t.id for t in templates("train")}
+    cases = {"join:artist_while_running": ({}, '"songs I listened to"', "overlaps(i1, i2)"),
+             "join:cuisine_after_football_count": ({"cuisine": "Thai"}, '"Thai', "i1.start > i2.end"),
+             "join:km_on_trip": ({"city": "Oslo"}, '"running"', "i1.start >= i2.start")}
+    for tid, (params, asked, cond) in cases.items():
+        if tid not in train:
+            continue
+        plans = sketches(tid, params)
+        assert plans and all("JOIN(l1=" in p for p in plans), tid
+        assert any(f"JOIN(l1=RETRIEVE(query={asked}" in p and cond in p for p in plans), tid
+        for p in plans:
+            assert not validate_plan(parse_plan(p)), p
+
+
 def test_kept_needs_the_gold_answer():
     from models.training.plan_data import Instance, kept
 

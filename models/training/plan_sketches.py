@@ -157,6 +157,73 @@ TIMEOFDAY: dict[str, tuple[str, str]] = {
 }
 
 
+# Joins by time: (the asked-for side's domain, the other side's domain, how they meet).
+# The asked-for side is l1: a joined row keeps l1's attributes and start.
+MEET: dict[str, tuple[str, ...]] = {
+    "during": ("overlaps(i1, i2)",),
+    "after_same_day": ("i1.start > i2.end and same_day(i1.start, i2.start)",
+                       "i1.start > i2.end and i1.start - i2.end < hours(8)"),
+    "same_day": ("same_day(i1.start, i2.start)",),
+    "on_trip": ("i1.start >= i2.start and i1.start <= i2.end", "overlaps(i1, i2)"),
+}
+ACTIVITY_OF = {"cycling": "ride", "running": "run", "football": "football"}
+QUERIES.setdefault("trip_to", ("trip to {city}", "{city} trip"))
+QUERIES.setdefault("steps_day", ("daily step count",))
+
+
+def joined(asked: str, other: str, meet: str, params: dict, asked_cond: str | None = None) -> list[str]:
+    """JOIN plans pairing the asked-for domain's events (l1, optionally filtered) with
+    the other domain's, for each search phrasing and each way of saying how they meet."""
+    out = []
+    for a in searches(asked, params, asked_cond)[:2]:
+        if a.startswith("FILTER(l=EXTRACT"):
+            continue  # narrowed by an extracted attribute: the join's own EXTRACT reads it
+        for b in searches(other, params):
+            if b.startswith("FILTER(l=EXTRACT"):
+                continue
+            for cond in MEET[meet]:
+                out.append(f"JOIN(l1={a}, l2={b}, condition={q(cond)})")
+    return out
+
+
+def _join(name: str, params: dict, period: str) -> list[str]:
+    """Candidates for the train templates' joins ("which artist while running", "how
+    often {cuisine} after football", "km run while in {city}", ...)."""
+    pf = period_filter(period, params)
+    out: list[str] = []
+    for what in ("artist", "genre", "track"):
+        for act in ("cycling", "running"):
+            if name == f"{what}_while_{act}":
+                for j in joined("music", ACTIVITY_OF[act], "during", params, pf):
+                    grouped, g = _group_by(j, what, "extract")
+                    out.append(f"ARGMAX(l={grouped}, arg_attr_name={q(g)}, val_attr_name=\"count\")")
+    if name == "cuisine_after_football":
+        for j in joined("eat_out", "football", "after_same_day", params):
+            grouped, g = _group_by(j, "cuisine", "extract")
+            out.append(f"ARGMAX(l={grouped}, arg_attr_name={q(g)}, val_attr_name=\"count\")")
+    elif name == "cuisine_after_football_count":
+        cuisine = params.get("cuisine", "")
+        for j in joined("eat_out", "football", "after_same_day", params):
+            ext = _extracted(j, [("cuisine", "str")])
+            out.append(f"APPLY(l=FILTER(l={ext}, filter=lambda e: e[\"cuisine\"] == {q(cuisine)}), fct=len)")
+        for j in joined("cuisine", "football", "after_same_day", params):
+            out.append(f"APPLY(l={j}, fct=len)")
+    elif name == "meals_on_football_days":
+        out += _count(joined("eat_out", "football", "same_day", params))
+    elif name == "netflix_on_run_days":
+        out += _count(joined("netflix", "run", "same_day", params, pf))
+    elif name == "steps_on_run_days":
+        for j in joined("steps_day", "run", "same_day", params):
+            out.append(f"AVG(l={_extracted(j, [('steps', 'int')])}, attr_name=\"steps\")")
+    elif name == "km_on_trip":
+        for j in joined("run", "trip_to", "on_trip", params):
+            out.append(f"SUM(l={_extracted(j, [('distance_km', 'float')])}, attr_name=\"distance_km\")")
+    elif name == "restaurants_on_trip":
+        for j in joined("eat_out", "trip_to", "on_trip", params):
+            out.append(_group_by(j, "restaurant", "extract")[0])
+    return out
+
+
 def _count(plans: list[str]) -> list[str]:
     return [f"APPLY(l={p}, fct=len)" for p in plans]
 
@@ -258,12 +325,21 @@ def sketches(template_id: str, params: dict) -> list[str]:
                 p = f"FILTER(l={base}, filter=lambda e: {pf})" if pf else base
                 grouped, g = _group_by(p, "people", "unnest")
                 out.append(f"ARGMAX(l={grouped}, arg_attr_name={q(g)}, val_attr_name=\"count\")")
+        elif name == "non_amazon_shops":
+            for phrase in ("online order", "online purchase"):
+                base = f"RETRIEVE(query={q(phrase)})"
+                p = f"FILTER(l={base}, filter=lambda e: {pf})" if pf else base
+                ext = _extracted(p, [("shop", "str")])
+                out.append(f"GROUP_BY(l=FILTER(l={ext}, filter=lambda e: e[\"shop\"] != \"Amazon\"), "
+                           "attr_names=[\"shop\"])")
         elif name == "online_spend":
             for phrase in ("online purchase", "online order"):
                 base = f"RETRIEVE(query={q(phrase)})"
                 p = f"FILTER(l={base}, filter=lambda e: {pf})" if pf else base
                 for attr in ("amount", "total"):
                     out.append(f"SUM(l={_extracted(p, [(attr, 'float')])}, attr_name={q(attr)})")
+    elif family == "join":
+        out += _join(name, params, period)
     elif family == "recent" and name == "trips":
         out.append('GROUP_BY(l=EXTRACT(l=RETRIEVE(query="trip"), attr_names=["city"], attr_types=[str]), '
                    'attr_names=["city"])')

@@ -7,6 +7,10 @@ seed), each instance's candidates (``plan_sketches``) are run in order over the
 persona's imported store with the real OTX models, and the first whose answer
 matches the gold answer (exactly; within rounding for amounts) is kept.
 
+With ``--families``, the training-only question families of
+``models.training.plan_families`` (lookups, yes/no, first/last before or after,
+comparisons) are drawn and tried instead of the templates.
+
 Run: ``python -m app.bench.plan_verify --per-template 6`` (writes
 ``bench-results/plan-data/verified.jsonl``; resumable: instances already decided
 are skipped).
@@ -58,7 +62,10 @@ def open_engine(store_path: Path, registry):
     return HindsightEngine(store, planner, otx, index=index), planner, store
 
 
-def instances(persona_folder: Path, per_template: int, seed: int) -> list[dict]:
+def instances(persona_folder: Path, per_template: int, seed: int, *, families: bool = False) -> list[dict]:
+    """New instances of the train templates (or, with ``families``, of the
+    training-only question families) over the persona's facts."""
+    from models.training.plan_families import FAMILIES
     from synth.canonical import connect
     from synth.questions import instantiate, templates
 
@@ -69,7 +76,7 @@ def instances(persona_folder: Path, per_template: int, seed: int) -> list[dict]:
     out: list[dict] = []
     cache: dict = {}
     try:
-        for t in templates("train"):
+        for t in (FAMILIES if families else templates("train")):
             for inst in instantiate(t, con, persona=info["persona"], today=today, rng=rng, n=per_template,
                                     cache=cache):
                 inst["id"] = f"v{seed}n{per_template}:{inst['id']}"
@@ -84,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     from app.bench.persona import DEFAULT_WORK, prepare
     from models.registry import ModelRegistry
     from models.training.plan_data import TRAIN_PERSONAS
+    from models.training.plan_families import family_sketches
     from models.training.plan_sketches import sketches
 
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -93,6 +101,8 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--only", nargs="*", default=None, help="template id prefixes")
+    ap.add_argument("--families", action="store_true",
+                    help="the training-only question families (plan_families) instead of the train templates")
     ap.add_argument("--good-in", type=Path, nargs="*", default=[],
                     help="only templates with a verified plan in these earlier outputs (more instances of them)")
     args = ap.parse_args(argv)
@@ -112,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
             if pid not in TRAIN_PERSONAS:
                 raise SystemExit(f"{pid} is not a train persona")
             prepared = prepare(pid, DEFAULT_WORK, print)
-            insts = [i for i in instances(prepared.folder, args.per_template, args.seed)
+            insts = [i for i in instances(prepared.folder, args.per_template, args.seed, families=args.families)
                      if i["id"] not in done and (not args.only or i["template"].startswith(tuple(args.only)))
                      and (not args.good_in or i["template"] in good)]
             engine, planner, store = open_engine(prepared.store_path, registry)
@@ -121,7 +131,8 @@ def main(argv: list[str] | None = None) -> None:
                     totals["instances"] += 1
                     kept = None
                     tried = 0
-                    for plan in sketches(inst["template"], inst["params"])[:args.max_candidates]:
+                    candidates = (family_sketches if args.families else sketches)(inst["template"], inst["params"])
+                    for plan in candidates[:args.max_candidates]:
                         planner.text = plan
                         tried += 1
                         totals["executions"] += 1

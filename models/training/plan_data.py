@@ -4,8 +4,10 @@ A pair is kept only when running its plan over the persona's store, through the
 product's own engine, gives the gold answer (exact, or relaxed for amounts). Plans
 come from candidates, never from the gold SQL:
 
-1. candidate plans attached to the **train** templates (``plan_sketches``), run by
-   ``app.bench.plan_verify`` over new instances drawn from the **train** personas' facts;
+1. candidate plans attached to the **train** templates (``plan_sketches``) and to the
+   training-only question families (``plan_families``: lookups, yes/no, first/last
+   before or after, comparisons), run by ``app.bench.plan_verify`` over new instances
+   drawn from the **train** personas' facts;
 2. what the few-shot planner (``engine.qud.QudPlanner``) wrote for the train
    templates' questions — the records ``hindsight bench persona --split train``
    writes (plan, prediction, hit);
@@ -129,9 +131,9 @@ def load_instances(questions_path: Path) -> dict[str, Instance]:
 def phrasings(inst: Instance, rng: random.Random) -> list[str]:
     """Every text of the instance's template, with its parameters shown as people
     write them (a month as "May 2023" or "may 2023", a day in three forms)."""
-    from synth.questions import _display, templates
+    from synth.questions import _display
 
-    t = next(x for x in templates() if x.id == inst.template)
+    t = train_template(inst.template)
     values = dict(inst.params)
     if "day" in values:
         values["day"] = date.fromisoformat(str(values["day"]))
@@ -145,6 +147,18 @@ def phrasings(inst: Instance, rng: random.Random) -> list[str]:
         if q not in out:
             out.append(q)
     return out
+
+
+def train_template(template_id: str):
+    """The template of a training instance: a benchmark template or a training-only
+    family (``plan_families``)."""
+    from models.training.plan_families import BY_ID
+    from synth.questions import templates
+
+    found = BY_ID.get(template_id) or next((x for x in templates() if x.id == template_id), None)
+    if found is None:
+        raise KeyError(f"{template_id}: no such template or training family")
+    return found
 
 
 def kept(record: dict, inst: Instance) -> bool:
@@ -216,9 +230,10 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
     and ``plan``) -> ``out_dir/pairs.jsonl.gz`` + manifest."""
     import gzip
 
+    from models.training.plan_families import FAMILIES
     from synth.questions import templates
 
-    split_of = {t.id: t.split for t in templates()}
+    split_of = {t.id: t.split for t in (*templates(), *FAMILIES)}
     rng = random.Random(seed)
     schemas = {pid: schema_of(_persona_folder(work_dir, pid) / "hindsight.duckdb") for pid in TRAIN_PERSONAS}
     chosen: dict[str, dict] = {}

@@ -1,0 +1,347 @@
+"""Question families for the planner's training data only, beside the benchmark's
+train templates: the kinds of question the templates never ask, so the planner
+learns them too (#38: lookups of a value, yes/no, the first or last X before or
+after Y, comparisons of two things, the last time of a named thing).
+
+Each family is a :class:`synth.questions.Template` (phrasings, gold SQL over the
+canonical facts, parameters drawn from the persona's facts), instantiated by the
+same code as the templates, so its gold is computed, never written. Its candidate
+plans (:func:`family_sketches`) are tried by ``app.bench.plan_verify --families``
+and a pair is kept only when executing a candidate gives the gold answer.
+
+The phrasings are written for this module. None is taken from a benchmark's
+questions (the fresh-phrasing set, the dev or test templates, TimelineQA); the
+leakage check in CI reads this folder as it reads the engine.
+"""
+from __future__ import annotations
+
+from synth.questions import Template
+
+from models.training.plan_sketches import q
+
+_RUN = "kind = 'workout' AND sport = 'running'"
+_MEAL = "kind = 'meal_out'"
+_AMAZON = "kind = 'purchase' AND shop = 'Amazon'"
+
+
+def _t(tid: str, category: str, texts: tuple[str, ...], sql: str, evidence: str, params=(), answer_type="text"
+       ) -> Template:
+    return Template(f"extra:{tid}", category, texts, sql, evidence, tuple(params), answer_type, "train")
+
+
+def _on_day(where: str, column: str, *, single: bool = True) -> tuple[str, str, tuple]:
+    """(gold SQL, evidence SQL, params) of "the <column> of the <where> event on a day",
+    over days with one such event (``single``) so the answer is one value."""
+    days = (f"SELECT day FROM events WHERE {where} AND {column} IS NOT NULL AND {column} <> '' "
+            f"GROUP BY day HAVING count(*) = 1 ORDER BY 1" if single else
+            f"SELECT DISTINCT day FROM events WHERE {where} AND {column} IS NOT NULL ORDER BY 1")
+    return (f"SELECT DISTINCT {column} FROM events WHERE {where} AND day = $day ORDER BY 1",
+            f"SELECT id FROM events WHERE {where} AND day = $day ORDER BY id", (("day", days),))
+
+
+def _yes_no(where: str) -> str:
+    return f"SELECT CASE WHEN count(*) > 0 THEN 'yes' ELSE 'no' END FROM events WHERE {where}"
+
+
+def _families() -> list[Template]:
+    out: list[Template] = []
+    # ---- lookups: a value of one event -----------------------------------------------
+    for tid, where, column, texts in (
+        ("lookup:run_place:day", _RUN, "place",
+         ("where did I run on {day}", "Where did I go running on {day}?", "which park was my run in on {day}",
+          "the run on {day} - where was that?")),
+        ("lookup:restaurant:day", _MEAL, "restaurant",
+         ("which restaurant did I eat at on {day}", "Where did I eat out on {day}?",
+          "name of the restaurant I went to on {day}", "what place did we eat at on {day}")),
+        ("lookup:cuisine:day", _MEAL, "cuisine",
+         ("what kind of food did I eat out on {day}", "which cuisine was the restaurant on {day}?")),
+        ("lookup:mood:day", "kind = 'journal_note'", "mood",
+         ("how was I feeling on {day}", "What mood was I in on {day}, going by my journal?",
+          "my mood on {day} according to my diary")),
+        ("lookup:amazon_product:day", _AMAZON, "product",
+         ("what did I order from amazon on {day}", "Which item did I buy on Amazon on {day}?",
+          "amazon purchase on {day}: what was it")),
+        ("lookup:coffee_place:day", "kind = 'social' AND activity = 'coffee'", "place",
+         ("where did I have coffee on {day}", "Which café did I meet a friend at on {day}?")),
+        ("lookup:show:day", "kind = 'tv_view'", "show_title",
+         ("what did I watch on netflix on {day}", "Which show did I watch on {day}?")),
+    ):
+        sql, ev, params = _on_day(where, column)
+        out.append(_t(tid, "lookup", texts, sql, ev, params))
+    out.append(_t("lookup:meal_people:day", "lookup",
+                  ("who did I eat out with on {day}", "Who joined me for the meal out on {day}?",
+                   "with whom did I have a meal out on {day}"),
+                  f"SELECT DISTINCT unnest(people) FROM events WHERE {_MEAL} AND day = $day ORDER BY 1",
+                  f"SELECT id FROM events WHERE {_MEAL} AND day = $day ORDER BY id",
+                  (("day", f"SELECT day FROM events WHERE {_MEAL} AND len(people) > 0 GROUP BY day "
+                           "HAVING count(*) = 1 ORDER BY 1"),), "list"))
+    out.append(_t("lookup:trip_people:city", "lookup",
+                  ("who came with me to {city}", "Who travelled with me to {city}?",
+                   "who was on the {city} trip with me"),
+                  "SELECT DISTINCT unnest(people) FROM events WHERE kind = 'trip' AND city = $city ORDER BY 1",
+                  "SELECT id FROM events WHERE kind = 'trip' AND city = $city ORDER BY id",
+                  (("city", "SELECT city FROM events WHERE kind = 'trip' AND len(people) > 0 GROUP BY city "
+                            "HAVING count(*) = 1 ORDER BY 1"),), "list"))
+    out.append(_t("lookup:order_number:product", "lookup",
+                  ("what's the order number for the {product}", "order number of my {product} order?",
+                   "Which order ID did the {product} have?"),
+                  "SELECT DISTINCT order_id FROM events WHERE kind = 'purchase' AND product = $product",
+                  "SELECT id FROM events WHERE kind = 'purchase' AND product = $product ORDER BY id",
+                  (("product", "SELECT product FROM events WHERE kind = 'purchase' AND order_id IS NOT NULL "
+                               "GROUP BY product HAVING count(*) = 1 ORDER BY 1"),)))
+    out.append(_t("lookup:order_price:product", "lookup",
+                  ("how much did the {product} cost", "What did I pay for the {product}?"),
+                  "SELECT DISTINCT amount FROM events WHERE kind = 'purchase' AND product = $product",
+                  "SELECT id FROM events WHERE kind = 'purchase' AND product = $product ORDER BY id",
+                  (("product", "SELECT product FROM events WHERE kind = 'purchase' AND amount IS NOT NULL "
+                               "GROUP BY product HAVING count(*) = 1 ORDER BY 1"),), "number"))
+    # ---- the last time of a named thing ------------------------------------------------
+    for tid, where, param, values, texts in (
+        ("temporal:last_at:restaurant", _MEAL + " AND restaurant = $restaurant", "restaurant",
+         f"SELECT DISTINCT restaurant FROM events WHERE {_MEAL} ORDER BY 1",
+         ("when did I last eat at {restaurant}", "When was I last at {restaurant}?",
+          "last time I went to {restaurant}?")),
+        ("temporal:last_heard:podcast", "kind = 'podcast_play' AND show_title = $podcast", "podcast",
+         "SELECT DISTINCT show_title FROM events WHERE kind = 'podcast_play' ORDER BY 1",
+         ("when did I last listen to {podcast}", "last time I played an episode of {podcast}?")),
+        ("temporal:last_mailed:person", "kind = 'email' AND direction = 'sent' AND counterpart = $person", "person",
+         "SELECT DISTINCT counterpart FROM events WHERE kind = 'email' AND direction = 'sent' ORDER BY 1",
+         ("when did I last email {person}", "When did I last write to {person}?",
+          "date of my last mail to {person}")),
+        ("temporal:last_coffee:person", "kind = 'social' AND list_contains(people, $person)", "person",
+         "SELECT DISTINCT unnest(people) FROM events WHERE kind = 'social' ORDER BY 1",
+         ("when did I last have coffee with {person}", "When did I last meet {person} for coffee?")),
+    ):
+        out.append(_t(tid, "temporal", texts,
+                      f"SELECT max(day) FROM events WHERE {where} AND start_local < $today",
+                      f"SELECT id FROM events WHERE {where} AND start_local < $today ORDER BY id",
+                      ((param, values),), "date"))
+    # ---- yes or no --------------------------------------------------------------------
+    every_day = "SELECT DISTINCT day FROM events WHERE kind = 'steps' ORDER BY 1"
+    out.append(_t("yesno:run:day", "yesno", ("did I go for a run on {day}", "Did I run on {day}?",
+                                             "did i go running on {day}"),
+                  _yes_no(f"{_RUN} AND day = $day"), f"SELECT id FROM events WHERE {_RUN} AND day = $day",
+                  (("day", every_day),)))
+    out.append(_t("yesno:eat_out:day", "yesno", ("did I eat out on {day}", "Did I go to a restaurant on {day}?"),
+                  _yes_no(f"{_MEAL} AND day = $day"), f"SELECT id FROM events WHERE {_MEAL} AND day = $day",
+                  (("day", every_day),)))
+    out.append(_t("yesno:trip:city", "yesno", ("have I ever been to {city}", "Did I ever travel to {city}?",
+                                               "was I in {city} on a trip"),
+                  _yes_no("kind = 'trip' AND city = $city"), "SELECT id FROM events WHERE kind = 'trip' AND city = $city",
+                  (("city", "SELECT DISTINCT city FROM events WHERE city IS NOT NULL AND city <> '' ORDER BY 1"),)))
+    out.append(_t("yesno:cuisine:month", "yesno", ("did I eat {cuisine} food in {month}",
+                                                   "Did I have {cuisine} in {month}?"),
+                  _yes_no(f"{_MEAL} AND cuisine = $cuisine AND strftime(day, '%Y-%m') = $month"),
+                  f"SELECT id FROM events WHERE {_MEAL} AND cuisine = $cuisine AND strftime(day, '%Y-%m') = $month",
+                  (("cuisine", f"SELECT DISTINCT cuisine FROM events WHERE {_MEAL} ORDER BY 1"),
+                   ("month", f"SELECT DISTINCT strftime(day, '%Y-%m') FROM events WHERE {_MEAL} ORDER BY 1"))))
+    out.append(_t("yesno:shop:year", "yesno", ("did I buy anything from {shop} in {year}",
+                                               "Did I order from {shop} in {year}?"),
+                  _yes_no("kind = 'purchase' AND shop = $shop AND year(day) = $year"),
+                  "SELECT id FROM events WHERE kind = 'purchase' AND shop = $shop AND year(day) = $year",
+                  (("shop", "SELECT DISTINCT shop FROM events WHERE kind = 'purchase' ORDER BY 1"),
+                   ("year", "SELECT DISTINCT year(day) FROM events WHERE kind = 'purchase' ORDER BY 1"))))
+    # ---- the first or last X before or after Y -------------------------------------------
+    one_trip = "SELECT city FROM events WHERE kind = 'trip' GROUP BY city HAVING count(*) = 1 ORDER BY 1"
+    trip_end = "(SELECT end_utc FROM events WHERE kind = 'trip' AND city = $city)"
+    trip_start = "(SELECT start_utc FROM events WHERE kind = 'trip' AND city = $city)"
+    out.append(_t("first_after:run:trip", "first_last",
+                  ("when was my first run after the {city} trip", "When did I first go running after coming "
+                   "back from {city}?", "first run after {city}: what date"),
+                  f"SELECT min(day) FROM events WHERE {_RUN} AND start_utc > {trip_end}",
+                  f"SELECT id FROM events WHERE {_RUN} AND start_utc > {trip_end} ORDER BY start_utc LIMIT 1",
+                  (("city", one_trip),), "date"))
+    out.append(_t("first_after:restaurant:trip", "first_last",
+                  ("where did I eat out first after the {city} trip", "Which restaurant did I go to first "
+                   "after getting back from {city}?"),
+                  f"SELECT restaurant FROM events WHERE {_MEAL} AND start_utc > {trip_end} "
+                  "ORDER BY start_utc LIMIT 1",
+                  f"SELECT id FROM events WHERE {_MEAL} AND start_utc > {trip_end} ORDER BY start_utc LIMIT 1",
+                  (("city", one_trip),)))
+    out.append(_t("last_before:amazon:trip", "first_last",
+                  ("what did I last order on amazon before the {city} trip", "Last Amazon purchase before I left "
+                   "for {city}?"),
+                  f"SELECT product FROM events WHERE {_AMAZON} AND start_utc < {trip_start} "
+                  "ORDER BY start_utc DESC LIMIT 1",
+                  f"SELECT id FROM events WHERE {_AMAZON} AND start_utc < {trip_start} "
+                  "ORDER BY start_utc DESC LIMIT 1",
+                  (("city", one_trip),)))
+    for tid, fn, texts in (("first_of_day:track", "ASC", ("what was the first song I played on {day}",
+                                                          "First track I listened to on {day}?")),
+                           ("last_of_day:track", "DESC", ("what was the last song I played on {day}",
+                                                          "Which song did I listen to last on {day}?"))):
+        out.append(_t(tid, "first_last", texts,
+                      f"SELECT track FROM events WHERE kind = 'music_play' AND day = $day "
+                      f"ORDER BY start_utc {fn} LIMIT 1",
+                      f"SELECT id FROM events WHERE kind = 'music_play' AND day = $day ORDER BY start_utc {fn} LIMIT 1",
+                      (("day", "SELECT DISTINCT day FROM events WHERE kind = 'music_play' ORDER BY 1"),)))
+    # ---- comparisons of two things -------------------------------------------------------
+    people = f"SELECT DISTINCT unnest(people) FROM events WHERE {_MEAL} ORDER BY 1"
+    out.append(_t("compare:meal_people", "comparison",
+                  ("did I eat out more with {person} or with {other}", "{person} or {other}: who did I have more "
+                   "meals out with?", "who do I go to restaurants with more often, {person} or {other}"),
+                  f"SELECT CASE WHEN a > b THEN $person WHEN b > a THEN $other ELSE 'the same' END FROM "
+                  f"(SELECT (SELECT count(*) FROM events WHERE {_MEAL} AND list_contains(people, $person)) AS a, "
+                  f"(SELECT count(*) FROM events WHERE {_MEAL} AND list_contains(people, $other)) AS b)",
+                  f"SELECT id FROM events WHERE {_MEAL} AND (list_contains(people, $person) OR "
+                  "list_contains(people, $other)) ORDER BY id",
+                  (("person", people), ("other", people))))
+    years = f"SELECT DISTINCT year(day) FROM events WHERE {_RUN} ORDER BY 1"
+    out.append(_t("compare:runs:years", "comparison",
+                  ("did I run more often in {year} or in {other_year}", "Which year had more runs, {year} or "
+                   "{other_year}?"),
+                  f"SELECT CASE WHEN a > b THEN $year WHEN b > a THEN $other_year ELSE NULL END FROM "
+                  f"(SELECT (SELECT count(*) FROM events WHERE {_RUN} AND year(day) = $year) AS a, "
+                  f"(SELECT count(*) FROM events WHERE {_RUN} AND year(day) = $other_year) AS b)",
+                  f"SELECT id FROM events WHERE {_RUN} AND year(day) IN ($year, $other_year) ORDER BY id",
+                  (("year", years), ("other_year", years)), "number"))
+    cuisines = f"SELECT DISTINCT cuisine FROM events WHERE {_MEAL} ORDER BY 1"
+    out.append(_t("compare:cuisines", "comparison",
+                  ("do I eat {cuisine} or {other} food more often", "{cuisine} or {other}: which do I have more?"),
+                  f"SELECT CASE WHEN a > b THEN $cuisine WHEN b > a THEN $other ELSE 'the same' END FROM "
+                  f"(SELECT (SELECT count(*) FROM events WHERE {_MEAL} AND cuisine = $cuisine) AS a, "
+                  f"(SELECT count(*) FROM events WHERE {_MEAL} AND cuisine = $other) AS b)",
+                  f"SELECT id FROM events WHERE {_MEAL} AND cuisine IN ($cuisine, $other) ORDER BY id",
+                  (("cuisine", cuisines), ("other", cuisines))))
+    return out
+
+
+FAMILIES: tuple[Template, ...] = tuple(_families())
+BY_ID = {t.id: t for t in FAMILIES}
+
+
+# --------------------------------------------------------------------------- candidate plans
+def _day(params: dict) -> str:
+    y, m, d = (int(x) for x in str(params["day"])[:10].split("-"))
+    return f"date(e.start) == date({y}, {m}, {d})"
+
+
+def _month(params: dict) -> str:
+    y, m = (int(x) for x in str(params["month"]).split("-"))
+    return f"year(e.start) == {y} and month(e.start) == {m}"
+
+
+def _filtered(query: str, cond: str | None) -> str:
+    base = f"RETRIEVE(query={q(query)})"
+    return f"FILTER(l={base}, filter=lambda e: {cond})" if cond else base
+
+
+def _extract(plan: str, attrs: list[tuple[str, str]]) -> str:
+    return (f"EXTRACT(l={plan}, attr_names=[{', '.join(q(a) for a, _ in attrs)}], "
+            f"attr_types=[{', '.join(t for _, t in attrs)}])")
+
+
+def _people(plan: str, name: str = "people") -> str:
+    return (f"GROUP_BY(l=UNNEST(l={_extract(plan, [(name, 'str')])}, nested_attr_name={q(name)}, "
+            f"unnested_attr_name=\"person\"), attr_names=[\"person\"])")
+
+
+#: What each lookup's events are searched as, and the attribute names a store may use
+#: for the value (execution picks).
+LOOKUP: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "run_place": (("running", "went for a run"), ("place", "location")),
+    "restaurant": (("restaurant meal", "ate out at a restaurant"), ("restaurant",)),
+    "cuisine": (("restaurant meal", "ate out at a restaurant"), ("cuisine",)),
+    "mood": (("journal note", "diary entry"), ("mood",)),
+    "amazon_product": (("Amazon order",), ("product",)),
+    "coffee_place": (("coffee with a friend", "met for coffee"), ("place", "cafe")),
+    "show": (("watched Netflix", "watched an episode"), ("show", "title")),
+}
+
+
+def family_sketches(template_id: str, params: dict) -> list[str]:
+    """Candidate plans for an instance of the family ``template_id``."""
+    if template_id not in BY_ID:
+        raise ValueError(f"{template_id}: not a training family")
+    parts = template_id.split(":")[1:]
+    family, name = parts[0], parts[1]
+    out: list[str] = []
+    if family == "lookup" and name in LOOKUP:
+        queries, attrs = LOOKUP[name]
+        for query in queries:
+            for attr in attrs:
+                out.append(_extract(_filtered(query, _day(params)), [(attr, "str")]))
+    elif family == "lookup" and name == "meal_people":
+        for query in LOOKUP["restaurant"][0]:
+            out.append(_people(_filtered(query, _day(params))))
+            out.append(_extract(_filtered(query, _day(params)), [("people", "str")]))
+    elif family == "lookup" and name == "trip_people":
+        for query in (f"trip to {params['city']}", f"{params['city']} trip"):
+            out.append(_people(_filtered(query, None)))
+    elif family == "lookup" and name in ("order_number", "order_price"):
+        attr, typ = ("order_id", "str") if name == "order_number" else ("amount", "float")
+        for query in (params["product"], f"ordered {params['product']}"):
+            out.append(_extract(_filtered(query, None), [(attr, typ)]))
+    elif family == "temporal":
+        before = "e.start < today()"
+        queries = {"last_at": (params.get("restaurant", ""), f"ate at {params.get('restaurant', '')}"),
+                   "last_heard": (f"{params.get('podcast', '')} podcast", f"listened to {params.get('podcast', '')}"),
+                   "last_mailed": (f"mail to {params.get('person', '')}", f"mail I sent to {params.get('person', '')}"),
+                   "last_coffee": (f"coffee with {params.get('person', '')}",
+                                   f"met {params.get('person', '')} for coffee")}[name]
+        for query in queries:
+            out.append(f"MAX(l={_filtered(query, before)}, attr_name=\"start\")")
+    elif family == "yesno":
+        if name == "run":
+            out += [_filtered(query, _day(params)) for query in ("running", "went for a run")]
+        elif name == "eat_out":
+            out += [_filtered(query, _day(params)) for query in LOOKUP["restaurant"][0]]
+        elif name == "trip":
+            city = params["city"]
+            out += [_filtered(f"trip to {city}", None),
+                    f"FILTER(l={_extract(_filtered('trip', None), [('city', 'str')])}, "
+                    f"filter=lambda e: e[\"city\"] == {q(city)})"]
+        elif name == "cuisine":
+            c = params["cuisine"]
+            out += [_filtered(f"{c} restaurant", _month(params)), _filtered(f"ate {c} food", _month(params)),
+                    f"FILTER(l={_extract(_filtered('restaurant meal', _month(params)), [('cuisine', 'str')])}, "
+                    f"filter=lambda e: e[\"cuisine\"] == {q(c)})"]
+        elif name == "shop":
+            year = f"year(e.start) == {int(params['year'])}"
+            out += [_filtered(f"order from {params['shop']}", year), _filtered(f"{params['shop']} order", year)]
+    elif family in ("first_after", "last_before"):
+        city = params["city"]
+        trips = [f"RETRIEVE(query={q(f'trip to {city}')})", f"RETRIEVE(query={q(f'{city} trip')})"]
+        if template_id.endswith("run:trip"):
+            for trip in trips:
+                for query in ("running", "went for a run"):
+                    out.append(f"MIN(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "
+                               "condition=\"i1.start > i2.end\"), attr_name=\"start\")")
+        elif template_id.endswith("restaurant:trip"):
+            for trip in trips:
+                for query in LOOKUP["restaurant"][0]:
+                    j = (f"JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, condition=\"i1.start > i2.end\")")
+                    out.append(f"ARGMIN(l={_extract(j, [('restaurant', 'str')])}, arg_attr_name=\"restaurant\", "
+                               "val_attr_name=\"start\")")
+        elif template_id.endswith("amazon:trip"):
+            for trip in trips:
+                j = f"JOIN(l1=RETRIEVE(query=\"Amazon order\"), l2={trip}, condition=\"i1.start < i2.start\")"
+                out.append(f"ARGMAX(l={_extract(j, [('product', 'str')])}, arg_attr_name=\"product\", "
+                           "val_attr_name=\"start\")")
+    elif family in ("first_of_day", "last_of_day"):
+        fn = "ARGMIN" if family == "first_of_day" else "ARGMAX"
+        for query in ("songs I listened to", "played a song"):
+            out.append(f"{fn}(l={_extract(_filtered(query, _day(params)), [('track', 'str')])}, "
+                       "arg_attr_name=\"track\", val_attr_name=\"start\")")
+    elif family == "compare":
+        if name == "meal_people":
+            pair = f"[{q(params['person'])}, {q(params['other'])}]"
+            for query in LOOKUP["restaurant"][0]:
+                unnested = (f"UNNEST(l={_extract(_filtered(query, None), [('people', 'str')])}, "
+                            "nested_attr_name=\"people\", unnested_attr_name=\"person\")")
+                out.append(f"ARGMAX(l=GROUP_BY(l=FILTER(l={unnested}, filter=lambda e: e[\"person\"] in {pair}), "
+                           "attr_names=[\"person\"]), arg_attr_name=\"person\", val_attr_name=\"count\")")
+        elif name == "runs":
+            years = f"[{int(params['year'])}, {int(params['other_year'])}]"
+            for query in ("running", "went for a run"):
+                mapped = (f"MAP(l={_filtered(query, f'year(e.start) in {years}')}, fct=lambda e: year(e.start), "
+                          "res_name=\"year\")")
+                out.append(f"ARGMAX(l=GROUP_BY(l={mapped}, attr_names=[\"year\"]), arg_attr_name=\"year\", "
+                           "val_attr_name=\"count\")")
+        elif name == "cuisines":
+            pair = f"[{q(params['cuisine'])}, {q(params['other'])}]"
+            for query in LOOKUP["restaurant"][0]:
+                ext = _extract(_filtered(query, None), [("cuisine", "str")])
+                out.append(f"ARGMAX(l=GROUP_BY(l=FILTER(l={ext}, filter=lambda e: e[\"cuisine\"] in {pair}), "
+                           "attr_names=[\"cuisine\"]), arg_attr_name=\"cuisine\", val_attr_name=\"count\")")
+    return list(dict.fromkeys(out))

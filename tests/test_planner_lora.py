@@ -123,3 +123,24 @@ def test_a_run_carried_to_the_next_session_goes_on_with_its_adapter_and_step(tmp
     (tmp_path / pl.CARRY_WEIGHTS).write_bytes(b"changed")
     with pytest.raises(SystemExit, match="not the file"):
         pl.load_carry(tmp_path, settings, schedule(), torch)
+
+
+def test_a_new_run_on_other_data_starts_from_an_earlier_adapter_of_the_same_shape(tmp_path):
+    old = {"data_sha256": "a" * 64, "base_sha256": "b" * 64, "rank": 4, "alpha": 8, "top_layers": 2,
+           "total_steps": 240}
+    new = {**old, "data_sha256": "c" * 64, "total_steps": 500}
+    adapter = {"base_model.model.layers.1.mlp.up_proj.lora_A.weight": torch.full((4, 32), 0.25)}
+    pl.save_carry(tmp_path / "old", old, adapter, 240, 9000.0, torch)
+
+    assert pl.carried_matches(tmp_path / "old", old) and not pl.carried_matches(tmp_path / "old", new)
+    weights, lineage = pl.init_weights(tmp_path / "old", new, torch)
+    assert torch.equal(weights["base_model.model.layers.1.mlp.up_proj.lora_A.weight"], torch.full((4, 32), 0.25))
+    assert lineage["data_sha256"] == "a" * 64 and lineage["step"] == 240
+    # the new run's carry says where it began, and a later session resumes it as its own
+    pl.save_carry(tmp_path / "new", new, adapter, 5, 60.0, torch, lineage)
+    assert pl.carried_matches(tmp_path / "new", new)
+    state = __import__("json").loads((tmp_path / "new" / pl.CARRY_STATE).read_text())
+    assert state["init_from"]["weights_sha256"] == lineage["weights_sha256"] and state["step"] == 5
+    # another shape cannot start it
+    with pytest.raises(SystemExit, match="another shape.*rank"):
+        pl.init_weights(tmp_path / "old", {**new, "rank": 8}, torch)

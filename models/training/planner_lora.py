@@ -207,9 +207,11 @@ def shared_prefix_forward(model, prefix: list[int], suffixes: list[tuple[list[in
 CARRY_WEIGHTS, CARRY_STATE = "adapter.safetensors", "state.json"
 
 
-def save_carry(folder: Path, settings: dict, adapter: dict, step: int, seconds: float, torch) -> None:
+def save_carry(folder: Path, settings: dict, adapter: dict, step: int, seconds: float, torch,
+               init_from: dict | None = None) -> None:
     """The adapter in bf16 and the step reached: small enough to commit, so a CPU run
-    that takes days goes on where the last session stopped. Written atomically."""
+    that takes days goes on where the last session stopped. Written atomically.
+    ``init_from`` names the earlier run whose adapter this run started from."""
     from safetensors.torch import save_file
 
     folder.mkdir(parents=True, exist_ok=True)
@@ -218,8 +220,39 @@ def save_carry(folder: Path, settings: dict, adapter: dict, step: int, seconds: 
     tmp.replace(folder / CARRY_WEIGHTS)
     state = {"settings": settings, "step": step, "weights_sha256": sha256_file(folder / CARRY_WEIGHTS),
              "train_seconds": round(seconds)}
+    if init_from:
+        state["init_from"] = init_from
     (folder / (CARRY_STATE + ".partial")).write_text(json.dumps(state, indent=2) + "\n")
     (folder / (CARRY_STATE + ".partial")).replace(folder / CARRY_STATE)
+
+
+#: What an adapter's shape depends on: a run may start from another's adapter (trained
+#: on other data, at another rate) only where these are the same.
+SHAPE = ("base_sha256", "rank", "alpha", "top_layers")
+
+
+def carried_matches(folder: Path, settings: dict) -> bool:
+    try:
+        return json.loads((folder / CARRY_STATE).read_text())["settings"] == settings
+    except (OSError, ValueError, KeyError):
+        return False
+
+
+def init_weights(folder: Path, settings: dict, torch) -> tuple[dict, dict]:
+    """An earlier run's carried adapter as the start of a new run (new data, a new
+    schedule): its weights (fp32) and what names it (its weights' and data's hashes,
+    its step). Its base, rank, alpha and layers must be this run's."""
+    from safetensors.torch import load_file
+
+    state = json.loads((folder / CARRY_STATE).read_text())
+    diff = [k for k in SHAPE if state["settings"].get(k) != settings.get(k)]
+    if diff:
+        raise SystemExit(f"{folder} holds an adapter of another shape ({', '.join(diff)}): it cannot start this run")
+    if sha256_file(folder / CARRY_WEIGHTS) != state["weights_sha256"]:
+        raise SystemExit(f"{folder / CARRY_WEIGHTS} is not the file {CARRY_STATE} names")
+    weights = {k: v.to(torch.float32) for k, v in load_file(str(folder / CARRY_WEIGHTS)).items()}
+    return weights, {"weights_sha256": state["weights_sha256"], "data_sha256": state["settings"]["data_sha256"],
+                     "step": state["step"], "train_seconds": state.get("train_seconds", 0)}
 
 
 def load_carry(folder: Path, settings: dict, sched, torch) -> tuple[dict, int, float]:
@@ -300,6 +333,10 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--carry", type=Path, default=None,
                     help="a folder to commit: the run's adapter (bf16) and step, read when --out has no "
                          "checkpoint and written at every save, so a run goes on in the next session")
+    ap.add_argument("--init-from", type=Path, default=None,
+                    help="a carry folder of an earlier run (other data or schedule): a run with no checkpoint and "
+                         "no carried state of its own settings starts from that adapter (it may be the --carry "
+                         "folder itself, which the new run then overwrites)")
     ap.add_argument("--top-layers", type=int, default=0,
                     help="adapt only the top N layers (0: all); the gradient then stops below them")
     args = ap.parse_args(argv)
@@ -382,6 +419,7 @@ def main(argv: list[str] | None = None) -> None:
     sched = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda s: min(1.0, (s + 1) / warm) * 0.5 * (1 + math.cos(math.pi * min(1.0, s / max(1, total)))))
     step, carried_seconds = 0, 0.0
+    init_from: dict | None = None
     ckpt = args.out / "checkpoint.pt"
     settings = {"data_sha256": sha256_file(args.data), "base_sha256": sha256_file(args.gguf), "rank": args.rank,
                 "alpha": args.alpha, "lr": args.lr, "seed": args.seed, "total_steps": total,
@@ -393,11 +431,19 @@ def main(argv: list[str] | None = None) -> None:
         opt.load_state_dict(state["opt"])
         sched.load_state_dict(state["sched"])
         step = state["step"]
+        init_from = state.get("init_from")
         print(f"resumed at step {step}", flush=True)
-    elif args.carry is not None and (args.carry / CARRY_STATE).exists():
+    elif args.carry is not None and (args.carry / CARRY_STATE).exists() \
+            and (args.init_from is None or carried_matches(args.carry, settings)):
         weights, step, carried_seconds = load_carry(args.carry, settings, sched, torch)
+        init_from = json.loads((args.carry / CARRY_STATE).read_text()).get("init_from")
         set_peft_model_state_dict(model, weights)
         print(f"resumed at step {step} from {args.carry} (the optimiser's moments start again)", flush=True)
+    elif args.init_from is not None:
+        weights, init_from = init_weights(args.init_from, settings, torch)
+        set_peft_model_state_dict(model, weights)
+        print(f"started from the adapter of {args.init_from} (step {init_from['step']} on data "
+              f"{init_from['data_sha256'][:12]})", flush=True)
     print(f"{len(tr_items)} train / {len(va_items)} held-out examples, {steps_per_epoch} steps per epoch, "
           f"{total} steps", flush=True)
     if args.compare:
@@ -408,9 +454,10 @@ def main(argv: list[str] | None = None) -> None:
         from peft import get_peft_model_state_dict
 
         adapter = get_peft_model_state_dict(model)
-        torch.save({"adapter": adapter, "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step}, ckpt)
+        torch.save({"adapter": adapter, "opt": opt.state_dict(), "sched": sched.state_dict(), "step": step,
+                    "init_from": init_from}, ckpt)
         if args.carry is not None:
-            save_carry(args.carry, settings, adapter, step, carried_seconds + time.time() - t0, torch)
+            save_carry(args.carry, settings, adapter, step, carried_seconds + time.time() - t0, torch, init_from)
 
     def val_loss() -> float:
         model.eval()
@@ -472,7 +519,7 @@ def main(argv: list[str] | None = None) -> None:
               "base": name, "base_sha256": sha256_file(args.gguf), "rank": args.rank, "alpha": args.alpha,
               "lr": args.lr, "epochs": args.epochs, "batch_tokens": args.batch_tokens, "seed": args.seed,
               "shared_prefix": shared, "pairs_per_batch": args.pairs_per_batch if shared else None,
-              "top_layers": args.top_layers or n_layers}
+              "top_layers": args.top_layers or n_layers, "init_from": init_from}
     (args.out / "adapter" / "training.json").write_text(json.dumps(report, indent=2) + "\n")
     print(json.dumps(report), flush=True)
 

@@ -68,20 +68,18 @@ def _families() -> list[Template]:
     ):
         sql, ev, params = _on_day(where, column)
         out.append(_t(tid, "lookup", texts, sql, ev, params))
-    out.append(_t("lookup:meal_people:day", "lookup",
-                  ("who did I eat out with on {day}", "Who joined me for the meal out on {day}?",
-                   "with whom did I have a meal out on {day}"),
-                  f"SELECT DISTINCT unnest(people) FROM events WHERE {_MEAL} AND day = $day ORDER BY 1",
-                  f"SELECT id FROM events WHERE {_MEAL} AND day = $day ORDER BY id",
-                  (("day", f"SELECT day FROM events WHERE {_MEAL} AND len(people) > 0 GROUP BY day "
-                           "HAVING count(*) = 1 ORDER BY 1"),), "list"))
-    out.append(_t("lookup:trip_people:city", "lookup",
-                  ("who came with me to {city}", "Who travelled with me to {city}?",
-                   "who was on the {city} trip with me"),
-                  "SELECT DISTINCT unnest(people) FROM events WHERE kind = 'trip' AND city = $city ORDER BY 1",
-                  "SELECT id FROM events WHERE kind = 'trip' AND city = $city ORDER BY id",
-                  (("city", "SELECT city FROM events WHERE kind = 'trip' AND len(people) > 0 GROUP BY city "
-                            "HAVING count(*) = 1 ORDER BY 1"),), "list"))
+    for tid, where, param, texts in (
+        ("lookup:meal_people:day", _MEAL, "day",
+         ("who did I eat out with on {day}", "Who joined me for the meal out on {day}?",
+          "with whom did I have a meal out on {day}")),
+        ("lookup:trip_people:city", "kind = 'trip'", "city",
+         ("who came with me to {city}", "Who travelled with me to {city}?", "who was on the {city} trip with me")),
+    ):  # the people of the one such event on a day, or of the one trip to a city
+        out.append(_t(tid, "lookup", texts,
+                      f"SELECT DISTINCT unnest(people) FROM events WHERE {where} AND {param} = ${param} ORDER BY 1",
+                      f"SELECT id FROM events WHERE {where} AND {param} = ${param} ORDER BY id",
+                      ((param, f"SELECT {param} FROM events WHERE {where} AND len(people) > 0 GROUP BY {param} "
+                               "HAVING count(*) = 1 ORDER BY 1"),), "list"))
     out.append(_t("lookup:order_number:product", "lookup",
                   ("what's the order number for the {product}", "order number of my {product} order?",
                    "Which order ID did the {product} have?"),
@@ -236,6 +234,14 @@ def _people(plan: str, name: str = "people") -> str:
             f"unnested_attr_name=\"person\"), attr_names=[\"person\"])")
 
 
+def _more_often(rows: str, attr: str, among: str | None) -> str:
+    """The value of ``attr`` (one of ``among``, a list literal, if given) that the most rows have."""
+    if among:
+        rows = f"FILTER(l={rows}, filter=lambda e: e[{q(attr)}] in {among})"
+    return (f"ARGMAX(l=GROUP_BY(l={rows}, attr_names=[{q(attr)}]), arg_attr_name={q(attr)}, "
+            "val_attr_name=\"count\")")
+
+
 #: What each lookup's events are searched as, and the attribute names a store may use
 #: for the value (execution picks).
 LOOKUP: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
@@ -324,24 +330,20 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
             out.append(f"{fn}(l={_extract(_filtered(query, _day(params)), [('track', 'str')])}, "
                        "arg_attr_name=\"track\", val_attr_name=\"start\")")
     elif family == "compare":
-        if name == "meal_people":
-            pair = f"[{q(params['person'])}, {q(params['other'])}]"
-            for query in LOOKUP["restaurant"][0]:
-                unnested = (f"UNNEST(l={_extract(_filtered(query, None), [('people', 'str')])}, "
-                            "nested_attr_name=\"people\", unnested_attr_name=\"person\")")
-                out.append(f"ARGMAX(l=GROUP_BY(l=FILTER(l={unnested}, filter=lambda e: e[\"person\"] in {pair}), "
-                           "attr_names=[\"person\"]), arg_attr_name=\"person\", val_attr_name=\"count\")")
-        elif name == "runs":
+        if name == "runs":
             years = f"[{int(params['year'])}, {int(params['other_year'])}]"
             for query in ("running", "went for a run"):
                 mapped = (f"MAP(l={_filtered(query, f'year(e.start) in {years}')}, fct=lambda e: year(e.start), "
                           "res_name=\"year\")")
-                out.append(f"ARGMAX(l=GROUP_BY(l={mapped}, attr_names=[\"year\"]), arg_attr_name=\"year\", "
-                           "val_attr_name=\"count\")")
-        elif name == "cuisines":
-            pair = f"[{q(params['cuisine'])}, {q(params['other'])}]"
+                out.append(_more_often(mapped, "year", None))
+        else:  # two people met at meals, two cuisines eaten: the one of the pair with more meals
+            asked = params["person"] if name == "meal_people" else params["cuisine"]
+            pair = f"[{q(asked)}, {q(params['other'])}]"
             for query in LOOKUP["restaurant"][0]:
-                ext = _extract(_filtered(query, None), [("cuisine", "str")])
-                out.append(f"ARGMAX(l=GROUP_BY(l=FILTER(l={ext}, filter=lambda e: e[\"cuisine\"] in {pair}), "
-                           "attr_names=[\"cuisine\"]), arg_attr_name=\"cuisine\", val_attr_name=\"count\")")
+                if name == "meal_people":
+                    rows = (f"UNNEST(l={_extract(_filtered(query, None), [('people', 'str')])}, "
+                            "nested_attr_name=\"people\", unnested_attr_name=\"person\")")
+                    out.append(_more_often(rows, "person", pair))
+                else:
+                    out.append(_more_often(_extract(_filtered(query, None), [("cuisine", "str")]), "cuisine", pair))
     return list(dict.fromkeys(out))

@@ -287,6 +287,11 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
                                    f"met {params.get('person', '')} for coffee")}[name]
         for query in queries:
             out.append(f"MAX(l={_filtered(query, before)}, attr_name=\"start\")")
+        if name == "last_mailed":  # a search for mail to someone finds their mail to me too
+            for query in queries:
+                sent = f"FILTER(l={_extract(_filtered(query, None), [('direction', 'str')])}, " \
+                       f"filter=lambda e: e[\"direction\"] == \"sent\" and {before})"
+                out.append(f"MAX(l={sent}, attr_name=\"start\")")
     elif family == "yesno":
         if name == "run":
             out += [_filtered(query, _day(params)) for query in ("running", "went for a run")]
@@ -307,7 +312,10 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
             out += [_filtered(f"order from {params['shop']}", year), _filtered(f"{params['shop']} order", year)]
     elif family in ("first_after", "last_before"):
         city = params["city"]
-        trips = [f"RETRIEVE(query={q(f'trip to {city}')})", f"RETRIEVE(query={q(f'{city} trip')})"]
+        # the trip itself spans days; the mails and notes about it are moments before or during it
+        trips = [f"FILTER(l=RETRIEVE(query={q(text)}), filter=lambda e: in_hours(duration(e)) > 24)"
+                 for text in (f"trip to {city}", f"{city} trip")]
+        trips += [f"RETRIEVE(query={q(f'trip to {city}')})"]
         if template_id.endswith("run:trip"):
             for trip in trips:
                 for query in ("running", "went for a run"):

@@ -82,3 +82,38 @@ def test_training_pairs_are_phrased_in_every_text_of_the_family():
     assert train_template("count:run:year").split == "train"
     with pytest.raises(KeyError):
         train_template("no:such:template")
+
+
+def test_new_pairs_are_added_to_an_earlier_build_once(tmp_path, monkeypatch):
+    import gzip
+    import json
+
+    from models.training import plan_data as D
+
+    monkeypatch.setattr(D, "_persona_folder", lambda work, pid: tmp_path)
+    monkeypatch.setattr(D, "schema_of", lambda path: [("journal", "note", ["date", "words"]),
+                                                      ("strava", "workout", ["sport"])])
+    base = tmp_path / "base"
+    base.mkdir()
+    old = {"id": "old:1", "prompt": "p", "completion": "c", "question": "q", "template": "count:run:year",
+           "plan": 'APPLY(l=RETRIEVE(query="running"), fct=len)'}
+    with gzip.open(base / "pairs.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.write(json.dumps(old) + "\n")
+    (base / "pairs.manifest.json").write_text(json.dumps({
+        "sha256": "abc", "verified_instances": 1, "hand_written_examples": 78, "instances_per_family": {"count": 1},
+        "instances_per_operator": {"RETRIEVE": 1, "APPLY": 1}, "instances_per_origin": {"template sketch": 1}}))
+    rec = {"id": "new:1", "persona": "p1", "template": "extra:lookup:mood:day", "params": {"day": "2023-03-05"},
+           "today": "2024-01-01", "answer": [["good"]], "answer_type": "text",
+           "question": "how was I feeling on 2023-03-05",
+           "plan": 'EXTRACT(l=RETRIEVE(query="journal note"), attr_names=["mood"], attr_types=[str])'}
+    m = D.build([rec, {**rec, "id": "old:1"}], tmp_path, tmp_path / "out", base_pairs=base / "pairs.jsonl.gz")
+    with gzip.open(tmp_path / "out" / "pairs.jsonl.gz", "rt", encoding="utf-8") as f:
+        pairs = [json.loads(line) for line in f]
+    assert [p for p in pairs if p["id"] == "old:1"] == [old]  # kept as it was, not made again
+    new = [p for p in pairs if p["id"] == "new:1"]
+    assert len(new) >= 3 and not any(p["id"].startswith("hand:") for p in pairs)
+    assert all('attr_names=["mood"]' in p["completion"] and p["question"] in p["prompt"] for p in new)
+    assert m["verified_instances"] == 2 and m["hand_written_examples"] == 78
+    assert m["instances_per_family"] == {"count": 1, "extra:lookup": 1}
+    assert m["instances_per_operator"]["RETRIEVE"] == 2 and m["instances_per_operator"]["EXTRACT"] == 1
+    assert m["added_to"] == {"sha256": "abc", "pairs": 1} and m["pairs_added"] == len(new) == m["pairs"] - 1

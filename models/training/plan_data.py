@@ -225,9 +225,12 @@ def hand_written() -> list[tuple[str, str]]:
 
 
 def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_DIR, *, seed: int = SEED,
-          hand_written_copies: int = 3) -> dict:
+          hand_written_copies: int = 3, base_pairs: Path | None = None) -> dict:
     """Training pairs from verified instance records (dicts with the instance's fields
-    and ``plan``) -> ``out_dir/pairs.jsonl.gz`` + manifest."""
+    and ``plan``) -> ``out_dir/pairs.jsonl.gz`` + manifest. With ``base_pairs`` (an
+    earlier build's pairs and, beside it, its manifest), the new instances' pairs are
+    added to those: the earlier pairs are kept as they are (the hand-written examples
+    with them), and an instance already there is not added again."""
     import gzip
 
     from models.training.plan_families import FAMILIES
@@ -235,13 +238,19 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
 
     split_of = {t.id: t.split for t in (*templates(), *FAMILIES)}
     rng = random.Random(seed)
-    schemas = {pid: schema_of(_persona_folder(work_dir, pid) / "hindsight.duckdb") for pid in TRAIN_PERSONAS}
+    base: list[dict] = []
+    if base_pairs is not None:
+        with gzip.open(base_pairs, "rt", encoding="utf-8") as f:
+            base = [json.loads(line) for line in f if line.strip()]
+    had = {p["id"] for p in base}
     chosen: dict[str, dict] = {}
     for rec in verified_records:
         if not rec.get("plan") or rec.get("persona") not in TRAIN_PERSONAS \
-                or split_of.get(rec.get("template")) != "train":
-            continue  # only train templates of train personas, and only verified plans
+                or split_of.get(rec.get("template")) != "train" or rec["id"] in had:
+            continue  # only train templates of train personas, only verified plans, each once
         chosen.setdefault(rec["id"], rec)
+    needed = TRAIN_PERSONAS if not base else sorted({r["persona"] for r in chosen.values()})
+    schemas = {pid: schema_of(_persona_folder(work_dir, pid) / "hindsight.duckdb") for pid in needed}
     from synth.leakage import held_out_names, quoted
 
     names = sorted(held_out_names(), key=len, reverse=True)
@@ -271,9 +280,10 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
                 pairs.append(ex)
         for op in set(re.findall(r"\b([A-Z_]{3,})\(", plan_text)):
             by_op[op] += 1
-        by_family[inst.template.split(":")[0]] += 1
+        parts = inst.template.split(":")
+        by_family[":".join(parts[:2]) if parts[0] == "extra" else parts[0]] += 1  # extra:lookup, count, ...
         by_origin[rec.get("origin", "template sketch")] += 1
-    hand = hand_written()
+    hand = hand_written() if not base else []  # an earlier build's pairs hold them already
     for i, (question, plan) in enumerate(hand):
         plan_text = print_plan(parse_plan(plan))
         for c in range(hand_written_copies):
@@ -282,6 +292,8 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
             ex = example(text, plan_text, schema_for(schemas[pid], plan_text, rng))
             ex.update(id=f"hand:{i}", template="hand-written", question=text, plan=plan_text)
             pairs.append(ex)
+    added = len(pairs)
+    pairs = base + pairs
     rng.shuffle(pairs)
     out_dir.mkdir(parents=True, exist_ok=True)
     data = out_dir / "pairs.jsonl.gz"
@@ -289,12 +301,23 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
         for p in pairs:
             raw.write((json.dumps(p, ensure_ascii=False, sort_keys=True) + "\n").encode("utf-8"))
     digest = hashlib.sha256(data.read_bytes()).hexdigest()
-    manifest = {"pairs": len(pairs), "verified_instances": len(chosen), "hand_written_examples": len(hand),
+    instances, hand_count, earlier = len(chosen), len(hand), {}
+    if base_pairs is not None:  # the counts are the earlier build's and this one's together
+        before = json.loads(base_pairs.with_name(base_pairs.name.replace(".jsonl.gz", ".manifest.json"))
+                            .read_text(encoding="utf-8"))
+        earlier = {"added_to": {"sha256": before["sha256"], "pairs": len(base)}, "pairs_added": added}
+        by_origin.update(before.get("instances_per_origin", {}))
+        by_op.update(before.get("instances_per_operator", {}))
+        by_family.update(before.get("instances_per_family", {}))
+        instances += before.get("verified_instances", 0)
+        hand_count = before.get("hand_written_examples", 0)
+        dropped += before.get("dropped_as_held_out", 0)
+    manifest = {"pairs": len(pairs), "verified_instances": instances, "hand_written_examples": hand_count,
                 "dropped_as_held_out": dropped,
                 "sha256": digest, "seed": seed, "personas": list(TRAIN_PERSONAS),
                 "instances_per_origin": dict(by_origin),
                 "instances_per_operator": dict(sorted(by_op.items())),
-                "instances_per_family": dict(sorted(by_family.items()))}
+                "instances_per_family": dict(sorted(by_family.items())), **earlier}
     (out_dir / "pairs.manifest.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
     return manifest
 
@@ -315,6 +338,8 @@ def main(argv: list[str] | None = None) -> None:
     b.add_argument("--records", nargs="*", default=[], help="bench persona JSON-lines files (globs allowed)")
     b.add_argument("--work-dir", type=Path, default=Path("bench-results") / "work")
     b.add_argument("--out", type=Path, default=OUT_DIR)
+    b.add_argument("--base-pairs", type=Path, default=None,
+                   help="an earlier build's pairs.jsonl.gz (its manifest beside it): add the new pairs to those")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(message)s")
     verified: list[dict[str, Any]] = []
@@ -326,7 +351,7 @@ def main(argv: list[str] | None = None) -> None:
         for pid in TRAIN_PERSONAS:
             instances.update(load_instances(_persona_folder(args.work_dir, pid) / "persona" / "questions.jsonl"))
         verified += from_bench_records(files, instances)
-    print(json.dumps(build(verified, args.work_dir, args.out), indent=2))
+    print(json.dumps(build(verified, args.work_dir, args.out, base_pairs=args.base_pairs), indent=2))
 
 
 if __name__ == "__main__":

@@ -117,3 +117,14 @@ def test_new_pairs_are_added_to_an_earlier_build_once(tmp_path, monkeypatch):
     assert m["instances_per_family"] == {"count": 1, "extra:lookup": 1}
     assert m["instances_per_operator"]["RETRIEVE"] == 2 and m["instances_per_operator"]["EXTRACT"] == 1
     assert m["added_to"] == {"sha256": "abc", "pairs": 1} and m["pairs_added"] == len(new) == m["pairs"] - 1
+
+
+def test_the_held_out_check_catches_a_test_persona_name_and_passes_a_train_one():
+    from models.training.plan_data import held_out_check
+    from synth.leakage import held_out_names
+
+    held_out = held_out_check()
+    name = next(iter(sorted(held_out_names())), None)
+    if name is not None:
+        assert held_out(f'{{"answer": [["{name}"]]}}')
+    assert not held_out("where did I run on 5 July 2022")

@@ -91,6 +91,7 @@ def main(argv: list[str] | None = None) -> None:
     from app.bench.persona import DEFAULT_WORK, prepare
     from models.registry import ModelRegistry
     from models.training.plan_data import TRAIN_PERSONAS
+    from models.training.plan_data import held_out_check
     from models.training.plan_families import family_sketches
     from models.training.plan_sketches import sketches
 
@@ -114,6 +115,7 @@ def main(argv: list[str] | None = None) -> None:
     good = set()
     for path in args.good_in:
         good |= {r["template"] for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r.get("plan")}
+    held_out = held_out_check()  # nothing that names a test persona's entity is written or trained on
     registry = ModelRegistry()
     totals = {"instances": 0, "verified": 0, "executions": 0}
     t0 = time.time()
@@ -123,7 +125,7 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(f"{pid} is not a train persona")
             prepared = prepare(pid, DEFAULT_WORK, print)
             insts = [i for i in instances(prepared.folder, args.per_template, args.seed, families=args.families)
-                     if i["id"] not in done and (not args.only or i["template"].startswith(tuple(args.only)))
+                     if i["id"] not in done and not held_out(json.dumps(i, ensure_ascii=False, default=str)) and (not args.only or i["template"].startswith(tuple(args.only)))
                      and (not args.good_in or i["template"] in good)]
             engine, planner, store = open_engine(prepared.store_path, registry)
             try:

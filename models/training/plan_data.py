@@ -161,6 +161,19 @@ def train_template(template_id: str):
     return found
 
 
+def held_out_check():
+    """A test: does a text quote a test template or a fresh eval question, or name an
+    entity only the test personas have? Such text never enters the training data."""
+    from synth.leakage import held_out_names, quoted
+
+    names = sorted(held_out_names(), key=len, reverse=True)
+    name_rx = re.compile("|".join(re.escape(n) for n in names)) if names else None
+
+    def held_out(text: str) -> bool:
+        return bool(quoted(text)) or bool(name_rx and name_rx.search(text))
+    return held_out
+
+
 def kept(record: dict, inst: Instance) -> bool:
     """A candidate's execution gave the gold answer: exactly, or within rounding for
     amounts (Rlx)."""
@@ -251,13 +264,7 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
         chosen.setdefault(rec["id"], rec)
     needed = TRAIN_PERSONAS if not base else sorted({r["persona"] for r in chosen.values()})
     schemas = {pid: schema_of(_persona_folder(work_dir, pid) / "hindsight.duckdb") for pid in needed}
-    from synth.leakage import held_out_names, quoted
-
-    names = sorted(held_out_names(), key=len, reverse=True)
-    name_rx = re.compile("|".join(re.escape(n) for n in names)) if names else None
-
-    def held_out(text: str) -> bool:
-        return bool(quoted(text)) or bool(name_rx and name_rx.search(text))
+    held_out = held_out_check()
 
     pairs: list[dict] = []
     dropped = 0

@@ -71,14 +71,9 @@ def is_yes_no(question: str) -> bool:
 
 def readings_of(question: str) -> frozenset[str]:
     """The readings whose words ``question`` has (each may still not change its answer)."""
-    found = set()
-    if _latest_asked(question) is not None:
-        found.add("latest_asked")
-    if is_yes_no(question):
-        found.add("yes_no")
-    if _WHICH_EXTREME.search(question):
-        found.add("which_extreme")
-    return frozenset(found)
+    found = {"latest_asked": _latest_asked(question) is not None, "yes_no": is_yes_no(question),
+             "which_extreme": _WHICH_EXTREME.search(question) is not None}
+    return frozenset(name for name, said in found.items() if said)
 
 
 def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:

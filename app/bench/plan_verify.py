@@ -125,7 +125,8 @@ def main(argv: list[str] | None = None) -> None:
                 raise SystemExit(f"{pid} is not a train persona")
             prepared = prepare(pid, DEFAULT_WORK, print)
             insts = [i for i in instances(prepared.folder, args.per_template, args.seed, families=args.families)
-                     if i["id"] not in done and not held_out(json.dumps(i, ensure_ascii=False, default=str)) and (not args.only or i["template"].startswith(tuple(args.only)))
+                     if i["id"] not in done and (not args.only or i["template"].startswith(tuple(args.only)))
+                     and not held_out(json.dumps(i, ensure_ascii=False, default=str))
                      and (not args.good_in or i["template"] in good)]
             engine, planner, store = open_engine(prepared.store_path, registry)
             try:

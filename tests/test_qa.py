@@ -150,6 +150,17 @@ def test_offered_questions_are_the_store_s_kinds_and_attributes(store, tmp_path)
     assert len(three) == 3 and len({s.form for s in three}) == 3  # never two of one form
 
 
+def test_an_offered_question_names_a_kind_once():
+    from engine.qud import suggest
+
+    cal = suggest.KindProfile("calendar", "calendar_event", 46, 2016, (), ())
+    spotify = suggest.KindProfile("spotify", "music_stream", 9, 2020, (), ())
+    offered = [s.question for s in suggest.candidates([cal, spotify])]
+    assert "How many Calendar events are from 2016?" in offered
+    assert "How many Spotify music stream events do I have?" in offered
+    assert not [q for q in offered if "alendar calendar" in q or "event event" in q]
+
+
 def test_follow_up_uses_the_previous_question(engine_over):
     events = [_workout(d, "running", 5.0) for d in (1, 2)]
     eng, llm = engine_over(events, {

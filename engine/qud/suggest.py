@@ -90,6 +90,14 @@ def _words(name: str) -> str:
     return " ".join(name.replace("_", " ").replace("-", " ").split())
 
 
+def _name(source: str, kind: str) -> str:
+    """A kind as people read it before "event(s)": the source, then the kind's words the
+    source's name does not already say ("Calendar", not "Calendar calendar event")."""
+    said = set(_words(source).lower().split()) | {"event", "events"}
+    rest = [w for w in _words(kind).split() if w.lower() not in said]
+    return " ".join([_words(source).capitalize(), *rest]).strip()
+
+
 def _quoted(text: str) -> str:
     """Text safe inside a plan's double-quoted string."""
     return text.replace("\\", " ").replace('"', " ")
@@ -99,7 +107,7 @@ def candidates(profiles: Sequence[KindProfile]) -> list[Suggestion]:
     """Every filled form whose plan parses and validates."""
     out: list[Suggestion] = []
     for p in profiles:
-        name = f"{_words(p.source).capitalize()} {_words(p.kind)}".strip()
+        name = _name(p.source, p.kind)
         slots = {"noun": forms.MANY.format(name=name), "one": forms.ONE.format(name=name), "query": _quoted(name),
                  "source": _quoted(p.source), "kind": _quoted(p.kind), "year": p.latest_year}
         filled = [(q, plan, slots) for q, plan in forms.KIND_FORMS if p.latest_year is not None or "{year}" not in q]

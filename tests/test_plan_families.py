@@ -128,3 +128,19 @@ def test_the_held_out_check_catches_a_test_persona_name_and_passes_a_train_one()
     if name is not None:
         assert held_out(f'{{"answer": [["{name}"]]}}')
     assert not held_out("where did I run on 5 July 2022")
+
+
+def test_balancing_caps_each_family_by_whole_instances_and_keeps_rare_ones():
+    from models.training.planner_lora import balanced, family_of
+
+    pairs = [{"id": f"c{i}", "template": "count:runs_in_month", "q": k} for i in range(50) for k in range(3)]
+    pairs += [{"id": f"l{i}", "template": "extra:lookup:park_of_run", "q": k} for i in range(4) for k in range(3)]
+    pairs += [{"id": "h0", "template": "hand-written", "q": 0}]
+    kept, left = balanced(pairs, 10, random.Random(1))
+    ids = {}
+    for p in kept:
+        ids.setdefault(family_of(p["template"]), set()).add(p["id"])
+    assert {k: len(v) for k, v in ids.items()} == {"count": 10, "extra:lookup": 4, "hand-written": 1}
+    assert left == {"count": 40}
+    assert all(sum(p["id"] == i for p in kept) == 3 for i in ids["count"])  # every phrasing of a kept instance
+    assert kept != balanced(pairs, 10, random.Random(2))[0]

@@ -42,7 +42,7 @@ from typing import Any
 
 from engine.plan import parse_plan, print_plan
 from engine.qud.tuned import END, render_prompt, schema_lines
-from models.training.planner_lora import DROP_LINE, attrs_read
+from models.training.planner_lora import DROP_LINE, attrs_read, family_of
 
 log = logging.getLogger(__name__)
 
@@ -287,8 +287,7 @@ def build(verified_records: Sequence[dict], work_dir: Path, out_dir: Path = OUT_
                 pairs.append(ex)
         for op in set(re.findall(r"\b([A-Z_]{3,})\(", plan_text)):
             by_op[op] += 1
-        parts = inst.template.split(":")
-        by_family[":".join(parts[:2]) if parts[0] == "extra" else parts[0]] += 1  # extra:lookup, count, ...
+        by_family[family_of(inst.template)] += 1  # extra:lookup, count, ...
         by_origin[rec.get("origin", "template sketch")] += 1
     hand = hand_written() if not base else []  # an earlier build's pairs hold them already
     for i, (question, plan) in enumerate(hand):

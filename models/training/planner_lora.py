@@ -44,6 +44,33 @@ def load_pairs(path: Path) -> list[dict]:
         return [json.loads(line) for line in f if line.strip()]
 
 
+def family_of(template: str) -> str:
+    """The question family a pair's template belongs to: ``count``, ``argmax``, ...,
+    ``extra:lookup`` for a training-only family, ``hand-written``."""
+    parts = template.split(":")
+    return ":".join(parts[:2]) if parts[0] == "extra" else parts[0]
+
+
+def balanced(pairs: list[dict], cap: int, rng: random.Random) -> tuple[list[dict], dict[str, int]]:
+    """Every pair of at most ``cap`` instances per family, drawn at random: so that a
+    family with many instances (counts) does not drown the rare ones (lookups, joins).
+    Returns the pairs kept and, per family, how many instances were left out."""
+    ids: dict[str, list[str]] = {}
+    for p in pairs:
+        fam = ids.setdefault(family_of(p.get("template", "")), [])
+        if p["id"] not in fam:
+            fam.append(p["id"])
+    keep: set[str] = set()
+    left: dict[str, int] = {}
+    for fam in sorted(ids):
+        chosen = sorted(ids[fam])
+        rng.shuffle(chosen)
+        keep.update(chosen[:cap])
+        if len(chosen) > cap:
+            left[fam] = len(chosen) - cap
+    return [p for p in pairs if p["id"] in keep], left
+
+
 def encode(tok, pairs: list[dict], max_len: int) -> list[tuple[list[int], int]]:
     """(token ids, length of the prompt part) per pair; too long ones are dropped."""
     out = []
@@ -337,6 +364,9 @@ def main(argv: list[str] | None = None) -> None:
                     help="a carry folder of an earlier run (other data or schedule): a run with no checkpoint and "
                          "no carried state of its own settings starts from that adapter (it may be the --carry "
                          "folder itself, which the new run then overwrites)")
+    ap.add_argument("--balance", type=int, default=0, metavar="N",
+                    help="train on at most N instances per question family (0: all), so rare kinds weigh as much "
+                         "as common ones")
     ap.add_argument("--top-layers", type=int, default=0,
                     help="adapt only the top N layers (0: all); the gradient then stops below them")
     args = ap.parse_args(argv)
@@ -389,6 +419,9 @@ def main(argv: list[str] | None = None) -> None:
     held = set(ids[:max(1, int(len(ids) * args.holdout))])  # whole instances held out, all phrasings
     train = [p for i, p in enumerate(pairs) if p.get("id", str(i)) not in held]
     val = [p for i, p in enumerate(pairs) if p.get("id", str(i)) in held]
+    if args.balance:
+        train, left = balanced(train, args.balance, random.Random(args.seed))
+        print(f"balanced to at most {args.balance} instances a family; left out: {left}", flush=True)
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
     if shared:
         cut_rng = random.Random(args.seed)
@@ -424,7 +457,8 @@ def main(argv: list[str] | None = None) -> None:
     settings = {"data_sha256": sha256_file(args.data), "base_sha256": sha256_file(args.gguf), "rank": args.rank,
                 "alpha": args.alpha, "lr": args.lr, "seed": args.seed, "total_steps": total,
                 "shared_prefix": shared, "pairs_per_batch": args.pairs_per_batch, "top_layers": args.top_layers,
-                "batch_tokens": args.batch_tokens, "max_len": args.max_len, "holdout": args.holdout}
+                "batch_tokens": args.batch_tokens, "max_len": args.max_len, "holdout": args.holdout,
+                **({"balance": args.balance} if args.balance else {})}
     if ckpt.exists():  # resume
         state = torch.load(ckpt, map_location=device, weights_only=False)
         set_peft_model_state_dict(model, state["adapter"])

@@ -107,6 +107,10 @@ def test_extracted_attributes_nothing_reads_are_not_extracted(before, after):
     # below a JOIN: its condition and the rows above decide
     f'APPLY(l=JOIN(l1=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), l2={CHATS}, '
     f'condition="overlaps(i1, i2)"), fct=len)',
+    # a group's rows, read by name above the GROUP_BY: the km of each month
+    f'ARGMAX(l=MAP(l=GROUP_BY(l=MAP(l=EXTRACT(l={RUNS}, attr_names=["km"], attr_types=[float]), '
+    f'fct=lambda e: month(e.start), res_name="month"), attr_names=["month"]), fct=lambda e: sum(e.group["km"]), '
+    f'res_name="total"), arg_attr_name="month", val_attr_name="total")',
 ])
 def test_extracts_that_may_be_read_stay(text):
     plan = parse_plan(text)

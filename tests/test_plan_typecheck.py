@@ -163,3 +163,21 @@ def test_ranking_rows_by_a_text_is_a_problem_and_by_a_number_or_time_is_not(op):
     unnested = (f'{op}(l=UNNEST(l={EXTRACTED}, nested_attr_name="who", unnested_attr_name="w"), '
                 'arg_attr_name="w", val_attr_name="w")')
     assert validate_plan(parse_plan(unnested)) == []
+
+
+def test_a_list_of_rows_read_by_name_gives_each_row_s_value():
+    """l["km"] over the whole list (APPLY), e.group["km"] over a group: amounts per
+    period and "more than" between two sums, in the plan language itself."""
+    rows = [Row({**ROW.values, "km": km}, [f"ev{i}"]) for i, km in enumerate((5.0, None, -2.0))]
+    yes = parse_plan('APPLY(l=MAP(l=RETRIEVE(query="x"), fct=lambda e: 1, res_name="km"), '
+                     'fct=lambda l: sum(l["km"]) > 2)')
+    assert validate_plan(yes) == []
+    assert X.call_lambda(yes.fct, (rows,), CTX) is True  # 5 + (null skipped) - 2 = 3
+    per_group = parse_plan('MAP(l=GROUP_BY(l=MAP(l=RETRIEVE(query="x"), fct=lambda e: 1, res_name="km"), '
+                           'attr_names=["km"]), fct=lambda e: sum(e.group["km"]), res_name="total")')
+    assert validate_plan(per_group) == []
+    assert X.call_lambda(per_group.fct, (Row({"group": rows, "count": 3}, ["g"]),), CTX) == 3.0
+    with pytest.raises(X.EvalError, match="no attribute 'nope'"):
+        X.call_lambda(parse_plan('APPLY(l=RETRIEVE(query="x"), fct=lambda l: sum(l["nope"]))').fct, (rows,), CTX)
+    [problem] = validate_plan(parse_plan('APPLY(l=RETRIEVE(query="x"), fct=lambda l: l["title"] > 3)'))
+    assert "list" in problem.message

@@ -379,6 +379,10 @@ def _value_attribute(obj: Any, name: str) -> Any:
         return obj.get(name)
     if isinstance(obj, Mapping):
         return obj.get(name)
+    if isinstance(obj, (list, tuple)) and obj and all(isinstance(x, (Row, Mapping)) for x in obj):
+        return [_value_attribute(x, name) for x in obj]  # l["km"]: each row's value
+    if isinstance(obj, (list, tuple)) and not obj:
+        return []
     if name not in VALUE_ATTRIBUTES:
         raise EvalError(f"cannot read .{name} of {type(obj).__name__}")
     if isinstance(obj, timedelta) and name in ("days", "seconds"):

@@ -121,7 +121,10 @@ def filter_before_extract(plan: N.PlanNode) -> N.PlanNode:
 
 
 def _reads_only_named_attributes(expr: X.Expr, var: str) -> bool:
-    """Every use of the row variable is ``e.name`` or ``e["name"]``."""
+    """Every use of the row variable is ``e.name`` or ``e["name"]``, and none is a
+    group's rows (``e.group["km"]`` reads attributes of the rows below GROUP_BY)."""
+    if "group" in X.attributes_read(expr, var):
+        return False
     uses = sum(1 for n in X.walk(expr) if isinstance(n, X.Var) and n.name == var)
     named = sum(1 for n in X.walk(expr)
                 if isinstance(n, (X.GetAttr, X.GetItem)) and isinstance(n.obj, X.Var) and n.obj.name == var)

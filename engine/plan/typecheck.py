@@ -113,6 +113,8 @@ def _type(e: X.Expr, params: Mapping[str, Mapping[str, str] | None], problems: l
         inner = _type(e.obj, params, problems)
         if inner == ROWS and isinstance(name, int):
             return ROW
+        if inner == ROWS and isinstance(name, str):
+            return LIST  # l["km"]: the attribute of every row, a list of values
         if isinstance(e, X.GetAttr) and name in VALUE_ATTRIBUTES:
             if inner in (NUM, BOOL, STR, LIST, ROWS):
                 problems.append(f"reads .{name} of a {inner}, which has none")

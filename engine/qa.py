@@ -170,6 +170,24 @@ def _key_text(value: Any, names: Sequence[str], name: str = "") -> str:
     return format_key(value, name or (names[0] if len(names) == 1 else ""))
 
 
+def _key_value(plan: PlanNode, value: Any) -> Any:
+    """An argmax's winner as the answer's value, in the shape its key has: a month of
+    the year by name ("November", as the sentence says it, not 11), a year and a
+    month as "2023-11"; any other value as it is."""
+    if plan.OP not in ("ARGMAX", "ARGMIN"):
+        return value
+    names = tuple(n.lower() for n in _group_names(plan)) or (plan.arg_attr_name.lower(),)
+    if isinstance(value, list) and len(value) == len(names) > 1:
+        named = dict(zip(names, value))
+        y, m = named.get("year"), named.get("month")
+        if set(named) == {"year", "month"} and isinstance(y, int) and isinstance(m, int) and 1 <= m <= 12:
+            return f"{y:04d}-{m:02d}"
+        return value
+    if names == ("month",) and isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 12:
+        return calendar.month_name[value]
+    return value
+
+
 def _group_names(plan: PlanNode) -> tuple[str, ...]:
     """The attribute names of the GROUP_BY an argmax reads (through FILTER and MAP)."""
     node = getattr(plan, "l", None)
@@ -408,7 +426,7 @@ class HindsightEngine:
                     + (": " + "; ".join(labels[:5]) + (" …" if len(labels) > 5 else "") if labels else "."))
             answer_value = labels
         else:
-            answer_value = value
+            answer_value = _key_value(planned.plan, value)
             when = self._day_of_the_extreme(planned.plan, value, evidence, question)
             text = _sentence(planned.plan, value, len(evidence), result.note, when, result.ties, today=today)
             if when is not None:

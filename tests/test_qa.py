@@ -346,3 +346,24 @@ def test_a_value_asked_for_and_found_in_no_entry_is_said_not_found(engine_over):
     assert ans.answer_text.startswith("Not found: none of the 2 matching entries says the shoe brand ("), \
         ans.answer_text
     assert len(ans.evidence) == 2
+
+
+def test_the_month_with_the_largest_sum_is_answered_by_name(engine_over):
+    """Amounts per period in the plan language: each month's km summed over its
+    group's rows, the largest named as the sentence says it."""
+    def run(month: int, day: int, km: float) -> Event:
+        start = datetime(2024, month, day, 7, 0, tzinfo=UTC)
+        return Event(source="strava", kind="workout", start=start, end=start + timedelta(minutes=40),
+                     title="Morning run", text=f"Running workout, {km} km.",
+                     attributes={"activity": "running", "distance_km": km}, key=f"{month}-{day}")
+    # March has more runs, April more km: a count would say March
+    events = [run(3, d, 2.0) for d in (1, 2, 3)] + [run(4, d, 9.0) for d in (1, 2)]
+    question = "Which month had the most km?"
+    plan = ('ARGMAX(l=MAP(l=GROUP_BY(l=MAP(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["distance_km"], '
+            'attr_types=[float]), fct=lambda e: month(e.start), res_name="month"), attr_names=["month"]), '
+            'fct=lambda e: sum(e.group["distance_km"]), res_name="total"), arg_attr_name="month", '
+            'val_attr_name="total")')
+    eng, _ = engine_over(events, {question: [plan]})
+    ans = eng.ask(question, today=date(2024, 5, 1))
+    assert ans.ok, ans.answer_text
+    assert ans.answer == "April" and ans.answer_text.startswith("April")

@@ -201,6 +201,43 @@ def _families() -> list[Template]:
                   f"(SELECT count(*) FROM events WHERE {_MEAL} AND cuisine = $other) AS b)",
                   f"SELECT id FROM events WHERE {_MEAL} AND cuisine IN ($cuisine, $other) ORDER BY id",
                   (("cuisine", cuisines), ("other", cuisines))))
+    # ---- two sums compared, a difference, the period with the largest sum ---------------------
+    run_years = f"SELECT DISTINCT year(day) FROM events WHERE {_RUN} ORDER BY 1"
+    two_years = (("year", run_years), ("other_year", run_years))
+    km = (f"(SELECT (SELECT coalesce(sum(distance_km), 0) FROM events WHERE {_RUN} AND year(day) = $year) AS a, "
+          f"(SELECT coalesce(sum(distance_km), 0) FROM events WHERE {_RUN} AND year(day) = $other_year) AS b)")
+    km_ev = f"SELECT id FROM events WHERE {_RUN} AND year(day) IN ($year, $other_year) ORDER BY id"
+    out.append(_t("compare:run_km:years", "comparison",
+                  ("did I run a longer total distance in {year} than in {other_year}",
+                   "Was my running mileage higher in {year} than in {other_year}?",
+                   "more kilometres running in {year} compared with {other_year}, yes or no?"),
+                  f"SELECT CASE WHEN a > b THEN 'yes' ELSE 'no' END FROM {km}", km_ev, two_years))
+    out.append(_t("difference:run_km:years", "comparison",
+                  ("how many km more did I run in {year} than in {other_year}",
+                   "What's the difference in running distance between {year} and {other_year}?",
+                   "{year} vs {other_year}: by how many kilometres did my running differ"),
+                  f"SELECT round(a - b, 1) FROM {km}", km_ev, two_years, "number"))
+    out.append(_t("difference:cuisines", "comparison",
+                  ("how many more {cuisine} meals than {other} meals have I eaten out",
+                   "Count my {cuisine} restaurant visits minus my {other} ones",
+                   "by how many meals does {cuisine} beat {other} for me"),
+                  f"SELECT (SELECT count(*) FROM events WHERE {_MEAL} AND cuisine = $cuisine) - "
+                  f"(SELECT count(*) FROM events WHERE {_MEAL} AND cuisine = $other)",
+                  f"SELECT id FROM events WHERE {_MEAL} AND cuisine IN ($cuisine, $other) ORDER BY id",
+                  (("cuisine", cuisines), ("other", cuisines)), "number"))
+    for tid, where, column, texts in (
+        ("top_sum:amazon_month:year", _AMAZON, "amount",
+         ("in which month of {year} did I spend the most on amazon", "My most expensive Amazon month in {year}?",
+          "which month in {year} had my biggest amazon bill")),
+        ("top_sum:run_km_month:year", _RUN, "distance_km",
+         ("in which month of {year} did I run the most kilometres", "Which month of {year} had my highest "
+          "running distance?", "month with the most km run in {year}")),
+    ):
+        out.append(_t(tid, "argmax", texts,
+                      f"SELECT monthname(start_local) FROM events WHERE {where} AND year(day) = $year "
+                      f"GROUP BY 1 ORDER BY sum({column}) DESC LIMIT 1",
+                      f"SELECT id FROM events WHERE {where} AND year(day) = $year ORDER BY id",
+                      (("year", f"SELECT DISTINCT year(day) FROM events WHERE {where} ORDER BY 1"),)))
     return out
 
 
@@ -337,7 +374,7 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
         for query in ("songs I listened to", "played a song"):
             out.append(f"{fn}(l={_extract(_filtered(query, _day(params)), [('track', 'str')])}, "
                        "arg_attr_name=\"track\", val_attr_name=\"start\")")
-    elif family == "compare":
+    elif family == "compare" and name != "run_km":
         if name == "runs":
             years = f"[{int(params['year'])}, {int(params['other_year'])}]"
             for query in ("running", "went for a run"):
@@ -352,6 +389,32 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
                     rows = (f"UNNEST(l={_extract(_filtered(query, None), [('people', 'str')])}, "
                             "nested_attr_name=\"people\", unnested_attr_name=\"person\")")
                     out.append(_more_often(rows, "person", pair))
-                else:
+                else:  # a store may write the cuisine in lower case: compare it so
                     out.append(_more_often(_extract(_filtered(query, None), [("cuisine", "str")]), "cuisine", pair))
+                    low = f"[{q(asked.lower())}, {q(params['other'].lower())}]"
+                    lowered = (f"MAP(l={_extract(_filtered(query, None), [('cuisine', 'str')])}, "
+                               "fct=lambda e: lower(e[\"cuisine\"]), res_name=\"kind\")")
+                    out.append(_more_often(lowered, "kind", low))
+    elif family in ("compare", "difference") and name == "run_km":
+        y1, y2 = int(params["year"]), int(params["other_year"])
+        for query in ("running", "went for a run"):
+            rows = _extract(_filtered(query, f"year(e.start) in [{y1}, {y2}]"), [("distance_km", "float")])
+            signed = (f"MAP(l={rows}, fct=lambda e: e[\"distance_km\"] if year(e.start) == {y1} "
+                      f"else -e[\"distance_km\"], res_name=\"difference\")")
+            out.append(f"APPLY(l={signed}, fct=lambda l: sum(l[\"difference\"]) > 0)" if family == "compare"
+                       else f"SUM(l={signed}, attr_name=\"difference\")")
+    elif family == "difference" and name == "cuisines":
+        c1, c2 = q(params["cuisine"].lower()), q(params["other"].lower())
+        for query in LOOKUP["restaurant"][0]:
+            rows = _extract(_filtered(query, None), [("cuisine", "str")])
+            out.append(f"SUM(l=MAP(l={rows}, fct=lambda e: 1 if lower(e[\"cuisine\"]) == {c1} else -1 if "
+                       f"lower(e[\"cuisine\"]) == {c2} else 0, res_name=\"difference\"), "
+                       "attr_name=\"difference\")")
+    elif family == "top_sum":
+        query, attr = {"amazon_month": ("Amazon order", "amount"), "run_km_month": ("running", "distance_km")}[name]
+        rows = _extract(_filtered(query, f"year(e.start) == {int(params['year'])}"), [(attr, "float")])
+        months = f"MAP(l={rows}, fct=lambda e: month(e.start), res_name=\"month\")"
+        totals = (f"MAP(l=GROUP_BY(l={months}, attr_names=[\"month\"]), fct=lambda e: sum(e.group[{q(attr)}]), "
+                  "res_name=\"total\")")
+        out.append(f"ARGMAX(l={totals}, arg_attr_name=\"month\", val_attr_name=\"total\")")
     return list(dict.fromkeys(out))

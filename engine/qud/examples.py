@@ -292,6 +292,16 @@ EXAMPLES: tuple[Example, ...] = (
         'ARGMAX(l=GROUP_BY(l=MAP(l=FILTER(l=RETRIEVE(query="bouldering"), filter=lambda e: year(e.start) == 2022 or '
         'year(e.start) == 2023), fct=lambda e: year(e.start), res_name="year"), attr_names=["year"]), '
         'arg_attr_name="year", val_attr_name="count")', "comparison", "workout"),
+    # ---- sums compared: a signed sum, or each group's rows summed by name ---------------
+    _ex("how much more did I spend at the supermarket in 2024 than in 2023?",
+        'SUM(l=MAP(l=EXTRACT(l=FILTER(l=RETRIEVE(query="supermarket purchase"), filter=lambda e: year(e.start) in '
+        '[2023, 2024]), attr_names=["amount"], attr_types=[float]), fct=lambda e: e["amount"] if year(e.start) == 2024 '
+        'else -e["amount"], res_name="difference"), attr_name="difference")', "comparison", "purchase"),
+    _ex("Which month of 2023 did I cycle the furthest?",
+        'ARGMAX(l=MAP(l=GROUP_BY(l=MAP(l=EXTRACT(l=FILTER(l=RETRIEVE(query="cycling"), filter=lambda e: '
+        'year(e.start) == 2023), attr_names=["distance_km"], attr_types=[float]), fct=lambda e: month(e.start), '
+        'res_name="month"), attr_names=["month"]), fct=lambda e: sum(e.group["distance_km"]), res_name="total"), '
+        'arg_attr_name="month", val_attr_name="total")', "argmax", "workout"),
     # ---- the first or last of one thing after or before another ---------------------
     _ex("what was the first film I watched after getting back from Oslo?",
         'ARGMIN(l=JOIN(l1=RETRIEVE(query="watched a movie"), l2=RETRIEVE(query="trip to Oslo"), '

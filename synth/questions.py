@@ -616,19 +616,16 @@ def _json_value(v: Any) -> Any:
 def _params_for(t: Template, con: duckdb.DuckDBPyConnection, rng: random.Random,
                 cache: dict[str, list[Any]]) -> dict[str, Any] | None:
     values: dict[str, Any] = {}
-    drawn: dict[str, list[Any]] = {}  # two parameters drawn from one query ("{year} or {other_year}") differ
     for name, sql in t.params:
         if sql not in cache:
             try:
                 cache[sql] = [r[0] for r in con.execute(sql).fetchall()]
             except duckdb.Error as exc:
                 raise TemplateError(f"template {t.id}: parameter {name!r} query failed: {exc}") from exc
-        taken = drawn.setdefault(sql, [])
-        cands = [c for c in cache[sql] if c not in taken] if taken else cache[sql]
+        cands = cache[sql]
         if not cands:
             return None
         v = rng.choice(cands)
-        taken.append(v)
         if name == "restaurant_day":
             r, d = str(v).split("|")
             values["restaurant"], values["day"] = r, date.fromisoformat(d)

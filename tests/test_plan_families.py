@@ -144,3 +144,12 @@ def test_balancing_caps_each_family_by_whole_instances_and_keeps_rare_ones():
     assert left == {"count": 40}
     assert all(sum(p["id"] == i for p in kept) == 3 for i in ids["count"])  # every phrasing of a kept instance
     assert kept != balanced(pairs, 10, random.Random(2))[0]
+
+
+def test_an_instance_that_draws_one_query_s_value_twice_is_not_verified():
+    from app.bench.plan_verify import _same_twice
+
+    t = F.BY_ID["extra:difference:run_km:years"]
+    assert _same_twice(t, {"year": 2022, "other_year": 2022})
+    assert not _same_twice(t, {"year": 2023, "other_year": 2022})
+    assert not _same_twice(F.BY_ID["extra:top_sum:amazon_month:year"], {"year": 2022})

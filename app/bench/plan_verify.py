@@ -62,6 +62,14 @@ def open_engine(store_path: Path, registry):
     return HindsightEngine(store, planner, otx, index=index), planner, store
 
 
+def _same_twice(template, params: dict) -> bool:
+    """Two of the template's parameters are drawn from one query and came out equal."""
+    by_query: dict[str, list] = {}
+    for name, sql in template.params:
+        by_query.setdefault(sql, []).append(params.get(name))
+    return any(len(v) != len(set(map(str, v))) for v in by_query.values())
+
+
 def instances(persona_folder: Path, per_template: int, seed: int, *, families: bool = False) -> list[dict]:
     """New instances of the train templates (or, with ``families``, of the
     training-only question families) over the persona's facts."""
@@ -79,6 +87,8 @@ def instances(persona_folder: Path, per_template: int, seed: int, *, families: b
         for t in (FAMILIES if families else templates("train")):
             for inst in instantiate(t, con, persona=info["persona"], today=today, rng=rng, n=per_template,
                                     cache=cache):
+                if _same_twice(t, inst["params"]):
+                    continue  # "more in 2022 or in 2022": two parameters of one query drawn alike
                 inst["id"] = f"v{seed}n{per_template}:{inst['id']}"
                 out.append(inst)
     finally:

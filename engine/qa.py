@@ -170,10 +170,11 @@ def _key_text(value: Any, names: Sequence[str], name: str = "") -> str:
     return format_key(value, name or (names[0] if len(names) == 1 else ""))
 
 
-def _key_value(plan: PlanNode, value: Any) -> Any:
-    """An argmax's winner as the answer's value, in the shape its key has: a month of
-    the year by name ("November", as the sentence says it, not 11), a year and a
-    month as "2023-11"; any other value as it is."""
+def _key_value(plan: PlanNode, value: Any, years: set[int] = frozenset()) -> Any:
+    """An argmax's winner as the answer's value, in the shape its key has: a year and
+    a month as "2023-11"; a month alone as "2023-11" too when its events (``years``:
+    the local years of the evidence) are of one year, else by name ("November", as
+    the sentence says it, not 11); any other value as it is."""
     if plan.OP not in ("ARGMAX", "ARGMIN"):
         return value
     names = tuple(n.lower() for n in _group_names(plan)) or (plan.arg_attr_name.lower(),)
@@ -184,7 +185,7 @@ def _key_value(plan: PlanNode, value: Any) -> Any:
             return f"{y:04d}-{m:02d}"
         return value
     if names == ("month",) and isinstance(value, int) and not isinstance(value, bool) and 1 <= value <= 12:
-        return calendar.month_name[value]
+        return f"{next(iter(years)):04d}-{value:02d}" if len(years) == 1 else calendar.month_name[value]
     return value
 
 
@@ -426,7 +427,7 @@ class HindsightEngine:
                     + (": " + "; ".join(labels[:5]) + (" …" if len(labels) > 5 else "") if labels else "."))
             answer_value = labels
         else:
-            answer_value = _key_value(planned.plan, value)
+            answer_value = _key_value(planned.plan, value, self._years_of(evidence))
             when = self._day_of_the_extreme(planned.plan, value, evidence, question)
             text = _sentence(planned.plan, value, len(evidence), result.note, when, result.ties, today=today)
             if when is not None:
@@ -486,6 +487,15 @@ class HindsightEngine:
                 return None
             days.add((e["start"] + timedelta(minutes=e.get("tz_offset_min") or 0)).date())
         return days.pop() if len(days) == 1 else None
+
+    def _years_of(self, evidence: Sequence[str], most: int = 400) -> set[int]:
+        """The local years of the evidence events (empty for more than ``most``)."""
+        years: set[int] = set()
+        for event_id in () if len(evidence) > most else evidence:
+            e = self.store.event(event_id)
+            if e is not None and isinstance(e.get("start"), datetime):
+                years.add((e["start"] + timedelta(minutes=e.get("tz_offset_min") or 0)).year)
+        return years
 
     def _cancelled(self, question: str, today: date, t0: float) -> Answer:
         return Answer(question, False, None, "Cancelled.", timings={"total_ms": (time.perf_counter() - t0) * 1000},

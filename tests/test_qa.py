@@ -366,4 +366,11 @@ def test_the_month_with_the_largest_sum_is_answered_by_name(engine_over):
     eng, _ = engine_over(events, {question: [plan]})
     ans = eng.ask(question, today=date(2024, 5, 1))
     assert ans.ok, ans.answer_text
-    assert ans.answer == "April" and ans.answer_text.startswith("April")
+    assert ans.answer == "2024-04" and ans.answer_text.startswith("April")  # the month of its year
+    plain = ('ARGMAX(l=GROUP_BY(l=MAP(l=RETRIEVE(query="running"), fct=lambda e: month(e.start), '
+             'res_name="month"), attr_names=["month"]), arg_attr_name="month", val_attr_name="count")')
+    from engine.plan import parse_plan
+    from engine.qa import _key_value
+
+    assert _key_value(parse_plan(plain), 3, {2023, 2024}) == "March"  # months of several years: by name
+    assert _key_value(parse_plan(plain), 3, {2024}) == "2024-03"

@@ -234,7 +234,7 @@ def _families() -> list[Template]:
           "running distance?", "month with the most km run in {year}")),
     ):
         out.append(_t(tid, "argmax", texts,
-                      f"SELECT monthname(start_local) FROM events WHERE {where} AND year(day) = $year "
+                      f"SELECT strftime(start_local, '%Y-%m') FROM events WHERE {where} AND year(day) = $year "
                       f"GROUP BY 1 ORDER BY sum({column}) DESC LIMIT 1",
                       f"SELECT id FROM events WHERE {where} AND year(day) = $year ORDER BY id",
                       (("year", f"SELECT DISTINCT year(day) FROM events WHERE {where} ORDER BY 1"),)))

@@ -1995,3 +1995,27 @@ def test_a_kind_kept_whole_is_read_in_the_filters_span_and_whole_when_nothing_li
     none = execute('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: year(e.start) == 2030), fct=len)',
                    store, patterns, today=TODAY)
     assert none.value == 0 and next(n.rows for n in none.nodes if n.operator == "RETRIEVE") == 730
+
+
+def test_a_first_name_said_alone_is_the_one_person_of_that_name_mail_and_calendar_know(store):
+    """Strava says "Run with Eddie"; Eddie Gilbert mails. Who ran with me is Eddie
+    Gilbert. A first name two known people share (Adrian) stays as written."""
+    t = datetime(2024, 3, 1, 7, tzinfo=timezone.utc)
+    add(store, [
+        ev("mail", "mail", t, 0, "Sunday?", "Shall we run on Sunday?", from_name="Eddie Gilbert",
+           to="Mara Lindqvist <mara@example.org>, Adrian Kade <adrian@example.org>"),
+        ev("calendar", "calendar_event", t, 60, "Planning", "Planning",
+           attendees=["Adrian Lopez <al@example.org>", "Leocadia Tello <lt@example.org>"]),
+        ev("strava", "workout", t + timedelta(days=1), 40, "Morning run", "Run with Eddie, 8 km."),
+        ev("strava", "workout", t + timedelta(days=2), 40, "Morning run", "Run with Adrian and Leocadia, 5 km."),
+        ev("strava", "workout", t + timedelta(days=3), 40, "Morning run", "Run with Zoe, 5 km."),
+    ])
+
+    def answer(key, text):
+        return re.search(r"Run with ([A-Z][a-z]+(?: and [A-Z][a-z]+)?)", text).group(1)
+    result = execute('EXTRACT(l=FILTER(l=RETRIEVE(query="x"), filter=lambda e: e.source == "strava"), '
+                     'attr_names=["people"], attr_types=[str])', store,
+                     Models(patterns=FakePatterns({}, default="relevant"), extractor=FakeExtractor(answer)),
+                     today=TODAY)
+    assert sorted(r.get("people") for r in result.rows) == ["Adrian and Leocadia Tello", "Eddie Gilbert", "Zoe"]
+    assert any("first name alone" in n for st in result.nodes for n in st.notes)

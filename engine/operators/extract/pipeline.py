@@ -10,12 +10,14 @@ how each works is the other modules'.
 """
 from __future__ import annotations
 
+import re
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.extract.asking import ask_extractor
+from engine.operators.extract.directory import by_first_name, in_full, known_names
 from engine.operators.extract.freezing import FREEZE_SHARE, SAMPLE, frozen_attribute, named_attribute
 from engine.operators.extract.keys import candidate_attributes, holds, lookup, norm_key
 from engine.operators.extract.parsing import coerce
@@ -24,7 +26,7 @@ from engine.operators.extract.values import fits, read_off_a_date
 from engine.operators.units import in_unit, measure
 from engine.plan.nodes import Extract
 from engine.plan.rows import Row
-from engine.plan.spec import EVENT_ATTRIBUTES
+from engine.plan.spec import EVENT_ATTRIBUTES, PEOPLE_KEYS
 
 # Keys that are a part of when an event happened, where no attribute holds them: read
 # off its start (local time), never asked of the model. Asked "at what hour do I
@@ -54,6 +56,8 @@ def extract(node: Extract, rows: list[Row], ctx: OperatorContext) -> list[Row]:
     for key, kind in zip(node.attr_names, node.attr_types):
         ctx.check_cancel()
         columns[key] = _extract_one(key, kind, rows, ctx)
+        if kind == "str" and PEOPLE_KEYS.match(norm_key(key)):
+            columns[key] = _in_full(key, columns[key], ctx)
     return [row.with_values(**{k: columns[k][i] for k in columns}) for i, row in enumerate(rows)]
 
 
@@ -127,6 +131,32 @@ def _extract_one(key: str, kind: str, rows: list[Row], ctx: OperatorContext) -> 
             value = None
         out[i] = value
     return out
+
+
+def _in_full(key: str, values: list[Any], ctx: OperatorContext) -> list[Any]:
+    """People said by first name alone, written in full where the store knows one
+    person of that first name (:mod:`.directory`); the directory is read once per
+    state of the store (kept in the index's memo, which new events clear)."""
+    if not any(isinstance(v, str) and re.search(r"(?:^|,|\band\b|&)\s*[^\W\d_]+\s*(?:$|,|\band\b|&)", v)
+               for v in values):
+        return values
+    memo = getattr(ctx.index, "memo", None)
+    found = memo.get(_DIRECTORY) if memo is not None else None
+    names = found[0] if found is not None else known_names(ctx.store.reader())
+    if memo is not None and found is None:
+        memo.put(_DIRECTORY, names, [])
+    directory = by_first_name(names)
+    if not directory:
+        return values
+    out = [in_full(v, directory) if isinstance(v, str) else v for v in values]
+    changed = sum(a != b for a, b in zip(values, out))
+    if changed:
+        ctx.note(f"EXTRACT {key!r}: {changed} values name someone by first name alone; written as the one "
+                 "person of that name your mail and calendar know")
+    return out
+
+
+_DIRECTORY = ("people known by full name",)
 
 
 def _paragraph_cosines(key: str, rows: list[Row], ctx: OperatorContext) -> dict[str, list[float]]:

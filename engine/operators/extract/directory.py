@@ -15,6 +15,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
+from engine.locale_en import AND
+
 #: Attributes whose values are people as mail and calendars address them: a display
 #: name ("Eddie Gilbert"), or names with addresses ("Eddie Gilbert <e@x.org>, ...").
 ADDRESSED = ("from_name", "from", "to", "cc", "bcc", "attendees", "organizer", "counterpart")
@@ -25,7 +27,7 @@ _FULL = re.compile(rf"^{_WORD}(?: {_WORD}){{1,3}}$")
 # a display name before an address: "Eddie Gilbert <eddie@x.org>", '"Gilbert, Eddie" <...>' is none
 _BEFORE_ADDRESS = re.compile(r"([^,<>\"]+?)\s*<[^<>@\s]+@[^<>\s]+>")
 # the parts of a list of people: "Eddie, Leocadia and Caroline"
-_SEPARATORS = re.compile(r"(\s*,\s*(?:and\s+)?|\s+and\s+|\s*&\s*)")
+_SEPARATORS = re.compile(rf"(\s*,\s*(?:{AND}\s+)?|\s+{AND}\s+|\s*&\s*)")
 _ONE_WORD = re.compile(rf"^{_WORD}$")
 
 KNOWN_NAMES_SQL = ("SELECT DISTINCT json_extract_string(attributes, '$.' || k) FROM events, "
@@ -58,6 +60,11 @@ def by_first_name(full_names: Iterable[str]) -> dict[str, str]:
     for name in full_names:
         seen.setdefault(name.split()[0].casefold(), set()).add(name)
     return {first: next(iter(full)) for first, full in seen.items() if len(full) == 1}
+
+
+def says_a_lone_name(value: str) -> bool:
+    """Whether ``value`` (one person or a list of them) has a name of one word."""
+    return any(_ONE_WORD.match(part.strip()) for part in _SEPARATORS.split(value)[::2])
 
 
 def in_full(value: str, directory: Mapping[str, str]) -> str:

@@ -10,14 +10,13 @@ how each works is the other modules'.
 """
 from __future__ import annotations
 
-import re
 from collections import Counter
 from datetime import datetime
 from typing import Any
 
 from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.extract.asking import ask_extractor
-from engine.operators.extract.directory import by_first_name, in_full, known_names
+from engine.operators.extract.directory import by_first_name, in_full, known_names, says_a_lone_name
 from engine.operators.extract.freezing import FREEZE_SHARE, SAMPLE, frozen_attribute, named_attribute
 from engine.operators.extract.keys import candidate_attributes, holds, lookup, norm_key
 from engine.operators.extract.parsing import coerce
@@ -137,8 +136,7 @@ def _in_full(key: str, values: list[Any], ctx: OperatorContext) -> list[Any]:
     """People said by first name alone, written in full where the store knows one
     person of that first name (:mod:`.directory`); the directory is read once per
     state of the store (kept in the index's memo, which new events clear)."""
-    if not any(isinstance(v, str) and re.search(r"(?:^|,|\band\b|&)\s*[^\W\d_]+\s*(?:$|,|\band\b|&)", v)
-               for v in values):
+    if not any(isinstance(v, str) and says_a_lone_name(v) for v in values):
         return values
     memo = getattr(ctx.index, "memo", None)
     found = memo.get(_DIRECTORY) if memo is not None else None

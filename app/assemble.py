@@ -13,31 +13,37 @@ from app.errors import UserError
 log = logging.getLogger(__name__)
 
 PLAN_CACHE = "plan-cache.json"
+PLAN_CACHE_FALLBACK = "plan-cache-fewshot.json"
 # Which planner writes plans: "tuned" (the fine-tuned 0.5B model, one call per plan,
-# the default where its adapter is committed) or "fewshot" (the 1.5B model with the
-# example prefix and the QUD decomposition).
+# the default where its adapter is committed; a question its plan gives no answer to
+# is planned again by the few-shot planner), "tuned-only" (the same without that
+# second try: for measuring the tuned planner alone) or "fewshot" (the 1.5B model with
+# the example prefix and the QUD decomposition).
 PLANNER_ENV = "HINDSIGHT_PLANNER"
+PLANNER_KINDS = ("tuned", "tuned-only", "fewshot")
 
 
 def planner_kind() -> str:
     from models.runtime.planner_adapter import adapter_path
 
     kind = os.environ.get(PLANNER_ENV, "").strip().lower()
-    if kind in ("tuned", "fewshot"):
+    if kind in PLANNER_KINDS:
         return kind
     if kind:
-        raise UserError(f"{PLANNER_ENV}={kind!r}: expected 'tuned' or 'fewshot'")
+        raise UserError(f"{PLANNER_ENV}={kind!r}: expected one of {', '.join(PLANNER_KINDS)}")
     return "tuned" if adapter_path() is not None else "fewshot"
 
 
 def unused_roles() -> frozenset[str]:
     """Model roles this installation does not use: the fine-tuned planner's base
-    model while the few-shot planner answers (no adapter committed, or chosen). An
+    model while the few-shot planner answers alone (no adapter committed, or chosen),
+    the few-shot planner's while the tuned one answers without a second try. An
     installed build without it is complete, not "1 of 8 models missing"."""
     try:
-        return frozenset({"planner_tuned"}) if planner_kind() == "fewshot" else frozenset()
+        kind = planner_kind()
     except UserError:
         return frozenset()
+    return {"fewshot": frozenset({"planner_tuned"}), "tuned-only": frozenset({"planner"})}.get(kind, frozenset())
 
 
 class StoreSchema:
@@ -80,26 +86,36 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         # loads and plans; the extractor only when a question extracts (memory: #43)
         registry.preload(("sparse_encoder", "embedder", "pattern_classifier", "event_classifier"))
         kind = planner_kind()
-        llm = registry.get("planner_tuned") if kind == "tuned" else registry.planner()
+        llm = registry.get("planner_tuned") if kind != "fewshot" else registry.planner()
         otx = Models(sparse=registry.on_first_use("sparse_encoder"),
                      patterns=registry.on_first_use("pattern_classifier"),
                      reranker=registry.on_first_use("event_classifier"), extractor=registry.on_first_use("extractor"),
                      embedder=registry.on_first_use("embedder"), segmenter=registry.on_first_use("segmenter"))
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    cache = PlanCache(Path(data_dir) / PLAN_CACHE if (use_plan_cache and data_dir) else None)
-    if kind == "tuned":
+    def cache_file(name: str) -> PlanCache:
+        return PlanCache(Path(data_dir) / name if (use_plan_cache and data_dir) else None)
+
+    state_dir = Path(registry.cache) / "planner-prefix-state"
+    fallback = None
+    if kind == "fewshot":
+        planner = QudPlanner(llm, cache=cache_file(PLAN_CACHE))
+    else:
         from engine.qud.tuned import TunedPlanner
 
-        planner = TunedPlanner(llm, StoreSchema(store), cache=cache)
-    else:
-        planner = QudPlanner(llm, cache=cache)
-    planner.warm_up(state_dir=Path(registry.cache) / "planner-prefix-state")
+        planner = TunedPlanner(llm, StoreSchema(store), cache=cache_file(PLAN_CACHE))
+        if kind == "tuned":
+            def fallback():  # loaded at the first question the tuned planner's plan does not answer
+                few = QudPlanner(registry.planner(), cache=cache_file(PLAN_CACHE_FALLBACK))
+                few.warm_up(state_dir=state_dir)
+                return few
+    planner.warm_up(state_dir=state_dir)
     try:  # the index asks the encoders their names: it waits for them to load
         index = RetrievalIndex(store, sparse=otx.sparse, embedder=otx.embedder)
     except ModelMissing as exc:
         raise UserError(str(exc)) from exc
-    engine = HindsightEngine(store, planner, otx, index=index, chat_models=_ask_chat_models(registry))
+    engine = HindsightEngine(store, planner, otx, index=index, chat_models=_ask_chat_models(registry),
+                             fallback=fallback)
     engine.models_registry = registry  # closed with the engine
     original_close = engine.close
 

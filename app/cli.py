@@ -387,6 +387,8 @@ def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool, no_serve
                 click.echo(f"  hindsight ask {shlex.quote(q)}")
         if answer.get("plan_text"):
             click.echo(f"\nPlan: {answer['plan_text']}")
+        if answer.get("fallback"):
+            click.echo(f"({answer['fallback']})")
         evidence = answer.get("evidence") or []
         if evidence:
             shown = ", ".join(evidence[:5]) + (" …" if len(evidence) > 5 else "")

@@ -77,6 +77,8 @@ class Answer:
     #: when there is no answer: the closest questions the data can answer (asking one
     #: of them of the same engine runs the plan it was offered with)
     suggestions: tuple[str, ...] = ()
+    #: why a second planner wrote the plan ("" when the first one's plan answered)
+    fallback: str = ""
 
     def to_json(self) -> dict:
         return {"question": self.question, "ok": self.ok, "answer": self.answer, "follows": self.follows,
@@ -84,7 +86,8 @@ class Answer:
                 "answer_text": self.answer_text, "plan_text": self.plan_text,
                 "plan": self.plan.to_json() if self.plan else None, "evidence": list(self.evidence),
                 "timings": {k: round(v, 1) for k, v in self.timings.items()}, "llm_calls": self.llm_calls,
-                "today": self.today.isoformat() if self.today else None, "suggestions": list(self.suggestions)}
+                "today": self.today.isoformat() if self.today else None, "suggestions": list(self.suggestions),
+                "fallback": self.fallback}
 
 
 @dataclass(frozen=True, slots=True)

@@ -13,7 +13,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -262,13 +262,23 @@ class HindsightEngine:
     """``QuestionEngine`` over an event store with a QUD planner and OTX models."""
 
     def __init__(self, store, planner: QudPlanner, models: Models, *, index=None,
-                 retrieve_settings: RetrieveSettings | None = None, chat_models=None):
+                 retrieve_settings: RetrieveSettings | None = None, chat_models=None,
+                 fallback: Callable[[], QudPlanner] | None = None):
         """``chat_models`` (``engine.chattree.ChatTreeModels``) places each question in
         the Ask history's chat tree, so a follow-up is planned with the questions it
         follows; without them, a question that reads like a follow-up (a short one,
-        or one that starts "and ...") follows the one before."""
+        or one that starts "and ...") follows the one before.
+
+        ``fallback`` makes a second planner, on the first question that needs it: a
+        question whose plan from ``planner`` gives no answer (no valid plan, a plan
+        that fails to run, searches that find nothing, an aggregate with no value) is
+        planned again by it, and its answer is kept when it has one. What decides is
+        the outcome of running the plan, never the question's words."""
         self.store = store
         self.planner = planner
+        self._make_fallback = fallback
+        self._fallback: QudPlanner | None = None
+        self._fallback_lock = threading.Lock()
         self.models = models
         self.index = index
         self.retrieve_settings = retrieve_settings or RetrieveSettings()
@@ -331,26 +341,65 @@ class HindsightEngine:
                           "Nothing has been imported yet, so there is nothing to answer from. Import an export "
                           "first: in the app, File ▸ Import files… (or drop the files on the window); on the "
                           "command line, hindsight import FILE.", today=today)
-        calls_before = self.planner.llm_calls
+        offered = self._offered_plan(question)
+        fallback = self._make_fallback is not None and offered is None
+        answer = self._answer(self.planner, question, today=today, previous=previous, progress=progress,
+                              cancel=cancel, t0=t0, offered=offered, suggest=not fallback)
+        if not fallback or not _gave_nothing(answer) or (cancel is not None and cancel.is_set()):
+            return answer
+        say(AskProgress("planning", "No answer from that plan; planning it again with the few-shot planner"))
         try:
-            offered = self._offered_plan(question)
+            second_planner = self._second_planner()
+        except Exception as exc:  # noqa: BLE001 - a planner that cannot load leaves the first answer standing
+            log.warning("the fallback planner could not be loaded: %s", exc)
+            return self._with_suggestions(answer, question)
+        second = self._answer(second_planner, question, today=today, previous=previous, progress=progress,
+                              cancel=cancel, t0=t0, offered=None, suggest=False)
+        second.llm_calls += answer.llm_calls
+        if not _gave_nothing(second):
+            first = answer.answer_text if len(answer.answer_text) <= 200 else answer.answer_text[:199] + "…"
+            second.fallback = f"planned by the second planner: the first plan gave no answer ({first})"
+            return second
+        answer.llm_calls = second.llm_calls
+        answer.timings["total_ms"] = (time.perf_counter() - t0) * 1000
+        return self._with_suggestions(answer, question)
+
+    def _second_planner(self) -> QudPlanner:
+        with self._fallback_lock:
+            if self._fallback is None:
+                self._fallback = self._make_fallback()
+            return self._fallback
+
+    def _with_suggestions(self, answer: Answer, question: str) -> Answer:
+        if not answer.ok and not answer.suggestions:
+            answer.suggestions = self._suggest(question)
+        return answer
+
+    def _answer(self, planner: QudPlanner, question: str, *, today: date, previous: str | None,
+                progress: AskProgressCallback | None, cancel: threading.Event | None, t0: float,
+                offered: str | None, suggest: bool) -> Answer:
+        """Plan ``question`` with ``planner`` (or run the ``offered`` plan), execute it and
+        word the answer. ``suggest``: offer answerable questions when there is none."""
+        say = progress or (lambda p: None)
+        offer = self._suggest if suggest else (lambda q: ())
+        calls_before = planner.llm_calls
+        try:
             if offered is not None:  # a question offered after a failure: its own plan
                 node = parse_plan(offered)
                 planned = PlannedQuestion(question, node, print_plan(node))
             else:
-                planned = self.planner.plan(question, previous=previous, cancel=cancel,
-                                            progress=lambda m: say(AskProgress("planning", m)))
+                planned = planner.plan(question, previous=previous, cancel=cancel,
+                                       progress=lambda m: say(AskProgress("planning", m)))
         except PlanningCancelled:
             return self._cancelled(question, today, t0)
         except PlanningError as exc:
             tried = "; ".join(exc.attempts[:3])
-            offered = self._suggest(question)
             return Answer(question, False, None,
                           "I couldn't turn this question into a plan I can run over your data "
                           f"({exc}). What was tried: {tried}. Try rephrasing it, e.g. naming the "
                           "activity and the time span.",
                           timings={"planning_ms": (time.perf_counter() - t0) * 1000},
-                          llm_calls=self.planner.llm_calls - calls_before, today=today, suggestions=offered)
+                          llm_calls=planner.llm_calls - calls_before, today=today, suggestions=offer(question))
         t_plan = time.perf_counter()
         say(AskProgress("planning", "Plan: " + planned.plan_text, len(planned.steps)))
 
@@ -367,7 +416,7 @@ class HindsightEngine:
         except ExecutionCancelled:
             return self._cancelled(question, today, t0)
         except ExecutionError as exc:
-            offered = self._suggest(question)
+            offered = offer(question)
             return Answer(question, False, None,
                           f"The plan could not be run: {exc}. Nothing was made up; the plan was "
                           f"{planned.plan_text}.", plan_text=planned.plan_text,
@@ -378,7 +427,7 @@ class HindsightEngine:
         empty = [s for s in result.nodes if s.operator == "RETRIEVE" and s.rows == 0]
         if empty and len(empty) == sum(1 for s in result.nodes if s.operator == "RETRIEVE"):
             queries = ", ".join(f"“{_query_of(s.plan)}”" for s in empty)
-            offered = self._suggest(question)
+            offered = offer(question)
             return Answer(question, False, None,
                           f"I found nothing in your data for {queries}, so I can't answer this. "
                           "I answer questions about what you imported: music, shows, mail, calendar, "
@@ -512,6 +561,12 @@ class HindsightEngine:
                     key = f"op_{s.operator.lower()}_ms"
                     out[key] = out.get(key, 0.0) + s.ms
         return out
+
+
+def _gave_nothing(answer: Answer) -> bool:
+    """No answer came of the plan: none was valid, it failed to run, its searches found
+    nothing, or it computed no value (an aggregate over no events)."""
+    return not answer.ok or answer.answer is None
 
 
 def _query_of(plan_text: str) -> str:

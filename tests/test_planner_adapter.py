@@ -43,9 +43,20 @@ def test_planner_kind_follows_the_setting(monkeypatch):
     assert planner_kind() == "fewshot"
     monkeypatch.setenv(PLANNER_ENV, "tuned")
     assert planner_kind() == "tuned"
+    monkeypatch.setenv(PLANNER_ENV, "Tuned-Only")
+    assert planner_kind() == "tuned-only"
     monkeypatch.setenv(PLANNER_ENV, "gpt")
     with pytest.raises(UserError, match="HINDSIGHT_PLANNER"):
         planner_kind()
     monkeypatch.delenv(PLANNER_ENV)
     monkeypatch.setattr(planner_adapter, "adapter_path", lambda: None)
     assert planner_kind() == "fewshot"  # no adapter: the few-shot planner
+
+
+@pytest.mark.parametrize("kind, unused", [("tuned", set()), ("tuned-only", {"planner"}),
+                                          ("fewshot", {"planner_tuned"})])
+def test_an_installation_needs_the_planners_its_kind_runs(monkeypatch, kind, unused):
+    from app.assemble import PLANNER_ENV, unused_roles
+
+    monkeypatch.setenv(PLANNER_ENV, kind)
+    assert unused_roles() == unused  # "tuned" falls back to the few-shot planner: it needs both

@@ -104,6 +104,56 @@ def test_nothing_found_is_said_plainly(engine_over):
     assert "found nothing in your data" in ans.answer_text and "weather forecast" in ans.answer_text
 
 
+def _two_planners(store, tmp_path, events, first: dict, second: dict):
+    _store_with(store, tmp_path, events)
+    made = []
+
+    def fallback():
+        made.append(QudPlanner(ScriptedLLM(second)))
+        return made[-1]
+    return HindsightEngine(store, QudPlanner(ScriptedLLM(first)), Models(), fallback=fallback), made
+
+
+RUNS = 'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.start) == 3), fct=len)'
+
+
+@pytest.mark.parametrize("first_plan", [
+    'APPLY(l=RETRIEVE(query="weather forecast"), fct=len)',  # its search finds nothing
+    'SUM(l=RETRIEVE(query="x"), attr_name="count")',  # not a valid plan
+    'MAX(l=EXTRACT(l=RETRIEVE(query="running"), attr_names=["heart_rate"], attr_types=[float]), '
+    'attr_name="heart_rate")',  # no value
+])
+def test_a_plan_that_gives_no_answer_is_planned_again_by_the_second_planner(store, tmp_path, first_plan):
+    q = "How often did I run in March?"
+    eng, made = _two_planners(store, tmp_path, [_workout(d, "running", 5.0) for d in (1, 3)],
+                              {q: [first_plan]}, {q: [RUNS]})
+    ans = eng.ask(q, today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == 2, ans.answer_text
+    assert ans.plan_text == RUNS and len(made) == 1
+    assert ans.fallback.startswith("planned by the second planner") and ans.to_json()["fallback"] == ans.fallback
+    assert ans.llm_calls == len(eng.planner.llm.prompts) + len(made[0].llm.prompts)
+    assert ans.timings["total_ms"] >= ans.timings["planning_ms"] > 0
+
+
+def test_the_second_planner_is_not_made_while_the_first_answers(store, tmp_path):
+    q = "How often did I run in March?"
+    eng, made = _two_planners(store, tmp_path, [_workout(1, "running", 5.0)], {q: [RUNS]}, {q: [RUNS]})
+    ans = eng.ask(q, today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == 1 and ans.fallback == "" and made == []
+
+
+def test_when_neither_planner_answers_the_first_refusal_stands_with_offered_questions(store, tmp_path):
+    q = "What's the weather tomorrow?"
+    eng, made = _two_planners(store, tmp_path, [_workout(d, "running", 5.0) for d in (1, 2, 3)],
+                              {q: ['APPLY(l=RETRIEVE(query="weather forecast"), fct=len)']},
+                              {q: ['SUM(l=RETRIEVE(query="x"), attr_name="count")']})
+    ans = eng.ask(q, today=date(2024, 4, 1))
+    assert not ans.ok and ans.answer is None and len(made) == 1
+    assert "found nothing in your data" in ans.answer_text and ans.fallback == ""
+    assert ans.suggestions  # offered once, after both tried
+    assert ans.llm_calls == len(eng.planner.llm.prompts) + len(made[0].llm.prompts) > 1
+
+
 def test_unplannable_question_says_what_was_tried(engine_over):
     eng, _ = engine_over([_workout(1, "running", 5.0)], {"blorp": ['SUM(l=RETRIEVE(query="x"), attr_name="count")']})
     ans = eng.ask("blorp", today=date(2024, 4, 1))

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from app.bench.persona import (DEFAULT_WORK, METHODS, READY_FILE, Asker, BenchError, Echo, answer_all, code_key,
-                               figures_for, open_method, prepare)
+                               figures_for, open_method, planner_rows, prepare)
 from synth import fresh
 from synth.canonical import CANONICAL_FILE, connect
 
@@ -189,6 +189,7 @@ def table(figures: dict) -> str:
             f"| planning median / p95 | {_secs(figures['planning_ms'])} |",
             f"| ask median / p95 | {_secs(figures['latency_ms'])} |",
             f"| LLM calls per question | {figures['llm_calls_per_question']} |",
+            *planner_rows(figures),
             f"| peak RSS | {figures['peak_rss_mb']:.0f} MB |"]
     cats = figures.get("score_per_category") or {}
     if cats:

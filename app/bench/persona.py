@@ -241,6 +241,7 @@ def score_answer(q: dict, answer, method: str, gold: Sequence[Any] | None = None
         "gold": q["answer"], "prediction": prediction, "ok": bool(answer.ok),
         "hit": scoring.hit_at_1(prediction, gold), "rlx": scoring.relaxed_hit_at_1(prediction, gold),
         "valid_plan": valid, "llm_calls": int(answer.llm_calls or 0),
+        "second_planner": bool(getattr(answer, "fallback", "")),
         "timings": {k: round(float(v), 1) for k, v in (answer.timings or {}).items()},
         "plan_text": answer.plan_text, "answer_text": answer.answer_text,
     }
@@ -279,12 +280,26 @@ def _short(value: Any, n: int = 60) -> str:
     return s if len(s) <= n else s[:n - 1] + "…"
 
 
+def planner_rows(figures: dict) -> list[str]:
+    """The planner that wrote the plans, and how often a second planner re-planned."""
+    if not figures.get("planner"):
+        return []
+    second = figures.get("second_planner_share")
+    return [f"| planner | {figures['planner']}"
+            + (f" (second planner answered {second * 100:.1f}%)" if figures["planner"] == "tuned" and second is not None
+               else "") + " |"]
+
+
 def peak_rss_mb() -> float:
     return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 def figures_for(method: str, records: Sequence[dict], **extra: Any) -> dict:
     out = {"method": method, **scoring.summarise(records)}
+    if method == "reqap":
+        from app.assemble import planner_kind
+
+        out["planner"] = planner_kind()
     out.update(extra)
     out["peak_rss_mb"] = peak_rss_mb()
     return out
@@ -373,6 +388,7 @@ def table(figures: dict) -> str:
             f"| valid plans / answers | {pct(figures['valid_plan_share'])} |",
             f"| answered (ok) | {pct(figures['answered_share'])} |",
             f"| LLM calls per question | {figures['llm_calls_per_question']} |",
+            *planner_rows(figures),
             f"| latency median / p95 | {ms(figures['latency_ms'])} |",
             f"| planning median / p95 | {ms(figures['planning_ms'])} |",
             f"| peak RSS | {figures['peak_rss_mb']:.0f} MB |"]

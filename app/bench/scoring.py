@@ -260,6 +260,7 @@ def summarise(records: Sequence[dict]) -> dict:
         "valid_plan_share": _share(bool(r.get("valid_plan")) for r in records),
         "answered_share": _share(bool(r.get("ok")) for r in records),
         "llm_calls_per_question": round(statistics.fmean(calls), 3) if calls else None,
+        "second_planner_share": _share(bool(r.get("second_planner")) for r in records),
         "latency_ms": _ms(totals),
         "planning_ms": _ms(planning),
         "operator_ms": {op: _ms(v) for op, v in sorted(ops.items())},

@@ -174,10 +174,14 @@ class AnswerCard(QFrame):
         total_ms = _total_ms(answer.timings)
         facts = [f for f in (_fmt_ms(total_ms), f"{answer.llm_calls} model call{'s' if answer.llm_calls != 1 else ''}"
                              if answer.llm_calls else "") if f]
+        fallback = getattr(answer, "fallback", "")
+        if fallback:
+            facts.append("planned twice")
         self.facts = QLabel(" · ".join(facts))
         self.facts.setObjectName("muted")
-        if answer.timings:
-            self.facts.setToolTip("\n".join(f"{k}: {_fmt_ms(v)}" for k, v in answer.timings.items()))
+        if answer.timings or fallback:
+            self.facts.setToolTip("\n".join([f"{k}: {_fmt_ms(v)}" for k, v in answer.timings.items()]
+                                             + ([fallback[0].upper() + fallback[1:]] if fallback else [])))
         row.addWidget(self.facts)
         layout.addLayout(row)
 

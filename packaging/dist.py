@@ -95,7 +95,10 @@ def stage_models(stage: Path) -> dict:
     if out.exists():
         shutil.rmtree(out)
     digests: dict[str, str] = {}
-    for role in ("planner", "sparse_encoder", "pattern_classifier", "event_classifier", "extractor"):
+    from models.runtime.planner_adapter import adapter_path
+
+    tuned = ("planner_tuned",) if adapter_path() is not None else ()  # the adapter's base, where one is committed
+    for role in ("planner", *tuned, "sparse_encoder", "pattern_classifier", "event_classifier", "extractor"):
         m = manifest.current(cache, role)
         if m is None:
             raise DistError(f"model {role!r} is not built in {cache}: run `make setup` first")

@@ -733,6 +733,25 @@ def test_a_refusal_offers_questions_and_clicking_one_asks_it(qtbot):
 
 
 
+def test_an_answer_planned_twice_says_so_and_why(qtbot):
+    from datetime import date
+
+    from app.gui.ask import AnswerCard
+
+    why = "planned by the second planner: the first plan gave no answer (I found nothing …)"
+    card = AnswerCard(Answer("How often did I run?", True, 2, "2 (from 2 source events).", plan_text="…",
+                             evidence=("a", "b"), timings={"total_ms": 900.0}, llm_calls=2, today=date(2024, 1, 1),
+                             fallback=why), lambda a: None, [])
+    qtbot.addWidget(card)
+    assert card.facts.text() == "900 ms · 2 model calls · planned twice"
+    assert card.facts.toolTip().endswith("Planned by the second planner: the first plan gave no answer "
+                                         "(I found nothing …)")
+    once = AnswerCard(Answer("How often did I run?", True, 2, "2 (from 2 source events).", plan_text="…",
+                             timings={"total_ms": 900.0}, llm_calls=1, today=date(2024, 1, 1)), lambda a: None, [])
+    qtbot.addWidget(once)
+    assert "planned twice" not in once.facts.text()
+
+
 def test_timeline_details_of_a_diary_entry_are_its_words():
     """A day's diary entries share its date as their title; the Details column tells
     them apart by what each says, where other events show their attributes."""

@@ -46,7 +46,8 @@ class FakeRegistry:
     def __init__(self, broken: str | None = None):
         extractor = FakeExtractor("")
         extractor.extract = lambda items: ["harbour lights" for _ in items]
-        self.models = {"planner": PlainLLM({selftest.QUESTION: [PLAN]}), "embedder": FakeEmbedder(),
+        self.models = {"planner": PlainLLM({selftest.QUESTION: [PLAN]}), "planner_tuned": PlainLLM({}),
+                       "embedder": FakeEmbedder(),
                        "sparse_encoder": FakeSparse(), "pattern_classifier": FakePatterns({}),
                        "event_classifier": FakeReranker("harbour"), "extractor": extractor,
                        "segmenter": FakeSegmenter()}
@@ -66,11 +67,19 @@ def factory(registry):
     return make
 
 
-def test_every_step_passes_and_is_named(qapp):
+def test_every_step_passes_and_is_named(qapp, monkeypatch):
+    monkeypatch.setenv("HINDSIGHT_PLANNER", "tuned")  # both planners: the fine-tuned one and its second try
     report = selftest.run(engine_factory=factory(FakeRegistry()), timeout=60)
     names = [s.name for s in report.steps]
     assert names[:4] == ["import", "window", "engine", "question"]
     assert set(names[4:]) == {name for name, _ in selftest.MODEL_CHECKS.values()}
+    assert "fine-tuned planner (llama.cpp + LoRA)" in names
+
+
+def test_a_role_the_installation_does_not_use_is_not_checked(qapp, monkeypatch):
+    monkeypatch.setenv("HINDSIGHT_PLANNER", "fewshot")
+    report = selftest.run(engine_factory=factory(FakeRegistry(broken="planner_tuned")), timeout=60)
+    assert report.ok and "fine-tuned planner (llama.cpp + LoRA)" not in [s.name for s in report.steps]
     assert report.ok, [(s.name, s.detail) for s in report.steps if not s.ok]
     assert "6 events" in report.steps[0].detail  # the bundled export
     assert "Harbour Lights" in report.steps[3].detail

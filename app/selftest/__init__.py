@@ -111,6 +111,7 @@ def _segmenter(model) -> str:
 
 MODEL_CHECKS: dict[str, tuple[str, Callable[[object], str]]] = {
     "planner": ("planner (llama.cpp)", _planner),
+    "planner_tuned": ("fine-tuned planner (llama.cpp + LoRA)", _planner),
     "embedder": ("embedder (ONNX MiniLM)", _embedder),
     "sparse_encoder": ("SPLADE (ONNX)", _sparse),
     "pattern_classifier": ("pattern cross-encoder (ONNX)", _patterns),
@@ -235,8 +236,12 @@ def _run_models(report: Report, echo, registry) -> None:
         from models.registry import ModelRegistry
 
         registry = ModelRegistry()
+    from app.assemble import unused_roles
+
     try:
         for role, (name, check) in MODEL_CHECKS.items():
+            if role in unused_roles():  # e.g. the tuned planner's base where the few-shot planner answers alone
+                continue
             started = time.monotonic()
             try:
                 detail = check(registry.get(role))

@@ -4,6 +4,7 @@ by the plan language (a candidate reads what the question is about)."""
 from __future__ import annotations
 
 import random
+import re
 from datetime import date
 from pathlib import Path
 
@@ -58,6 +59,29 @@ def test_a_lookup_reads_the_value_asked_of_the_day_asked(drawn):
     plans = F.family_sketches("extra:lookup:run_place:day", inst["params"])
     assert all(f"date(e.start) == date({y}, {m}, {d})" in p and p.startswith("EXTRACT(") for p in plans)
     assert any('attr_names=["place"]' in p for p in plans)
+
+
+def test_a_day_named_without_its_year_is_the_latest_before_today(canonical):
+    from datetime import timedelta
+
+    con = connect(canonical)
+    try:
+        today = con.execute("SELECT max(day) FROM events").fetchone()[0] + timedelta(days=1)
+        t = F.BY_ID["extra:lookup:restaurant:recent_day"]
+        insts = instantiate(t, con, persona="p1", today=today, rng=random.Random(3), n=4, cache={})
+        assert insts and all(i["answer"] for i in insts)
+        for inst in insts:
+            named = inst["params"]["dayname"]
+            assert named.lower() in inst["question"].lower() and not re.search(r"\d{4}", named)  # no year
+            marks = ", ".join("?" * len(inst["evidence"]))
+            [gold_day] = con.execute(f"SELECT DISTINCT day FROM events WHERE id IN ({marks})",
+                                     inst["evidence"]).fetchall()
+            assert today - timedelta(days=366) <= gold_day[0] < today  # the latest such day, not an older one
+            [plan] = F.family_sketches(t.id, inst["params"])[:1]
+            assert f"month(e.start) == {gold_day[0].month} and day(e.start) == {gold_day[0].day}" in plan
+            assert "e.start < today() and e.start >= today() - days(365)" in plan and "date(" not in plan
+    finally:
+        con.close()
 
 
 def test_yes_no_families_have_both_answers_somewhere(drawn):

@@ -15,6 +15,8 @@ leakage check in CI reads this folder as it reads the engine.
 """
 from __future__ import annotations
 
+from datetime import datetime
+
 from synth.questions import Template
 
 from models.training.plan_sketches import q
@@ -37,6 +39,30 @@ def _on_day(where: str, column: str, *, single: bool = True) -> tuple[str, str, 
             f"SELECT DISTINCT day FROM events WHERE {where} AND {column} IS NOT NULL ORDER BY 1")
     return (f"SELECT DISTINCT {column} FROM events WHERE {where} AND day = $day ORDER BY 1",
             f"SELECT id FROM events WHERE {where} AND day = $day ORDER BY id", (("day", days),))
+
+
+# A day named without its year ("on 13 July", "on July 13") is the latest one before
+# today: the prompt has no date, so the plan says it relative to today(). Days are
+# drawn from the last 300 days of the life, shown in either order.
+_NAMED = "(strftime(day, '%-d %B') = $dayname OR strftime(day, '%B %-d') = $dayname)"
+_LATEST_YEAR = "day < $today AND day >= $today - INTERVAL 365 DAY"
+
+
+def _recent_days(where: str, column: str | None = None) -> str:
+    """The param query of a day named without its year: days of the life's last 300
+    days with one ``where`` event (that has ``column``), as "13 July" or "July 13"."""
+    has = f" AND {column} IS NOT NULL AND {column} <> ''" if column else ""
+    days = (f"SELECT day FROM events WHERE {where}{has} AND day >= (SELECT max(day) FROM events) - INTERVAL 300 DAY "
+            "GROUP BY day HAVING count(*) = 1")
+    return (f"SELECT strftime(day, '%-d %B') FROM ({days}) UNION SELECT strftime(day, '%B %-d') FROM ({days}) "
+            "ORDER BY 1")
+
+
+def _on_recent_day(where: str, column: str) -> tuple[str, str, tuple]:
+    """(gold SQL, evidence SQL, params) of "the <column> of the <where> event on 13 July"."""
+    on = f"{where} AND {_NAMED} AND {_LATEST_YEAR}"
+    return (f"SELECT DISTINCT {column} FROM events WHERE {on} ORDER BY 1",
+            f"SELECT id FROM events WHERE {on} ORDER BY id", (("dayname", _recent_days(where, column)),))
 
 
 def _yes_no(where: str) -> str:
@@ -68,6 +94,9 @@ def _families() -> list[Template]:
     ):
         sql, ev, params = _on_day(where, column)
         out.append(_t(tid, "lookup", texts, sql, ev, params))
+        sql, ev, params = _on_recent_day(where, column)  # the same asked without the year
+        out.append(_t(tid.replace(":day", ":recent_day"), "lookup",
+                      tuple(text.replace("{day}", "{dayname}") for text in texts), sql, ev, params))
     for tid, where, param, texts in (
         ("lookup:meal_people:day", _MEAL, "day",
          ("who did I eat out with on {day}", "Who joined me for the meal out on {day}?",
@@ -123,6 +152,14 @@ def _families() -> list[Template]:
     out.append(_t("yesno:eat_out:day", "yesno", ("did I eat out on {day}", "Did I go to a restaurant on {day}?"),
                   _yes_no(f"{_MEAL} AND day = $day"), f"SELECT id FROM events WHERE {_MEAL} AND day = $day",
                   (("day", every_day),)))
+    recent_every_day = _recent_days("kind = 'steps'")
+    for tid, where, texts in (("yesno:run:recent_day", _RUN, ("did I go for a run on {dayname}",
+                                                              "Did I run on {dayname}?")),
+                              ("yesno:eat_out:recent_day", _MEAL, ("did I eat out on {dayname}",
+                                                                   "Did I go to a restaurant on {dayname}?"))):
+        on = f"{where} AND {_NAMED} AND {_LATEST_YEAR}"
+        out.append(_t(tid, "yesno", texts, _yes_no(on), f"SELECT id FROM events WHERE {on}",
+                      (("dayname", recent_every_day),)))
     out.append(_t("yesno:trip:city", "yesno", ("have I ever been to {city}", "Did I ever travel to {city}?",
                                                "was I in {city} on a trip"),
                   _yes_no("kind = 'trip' AND city = $city"), "SELECT id FROM events WHERE kind = 'trip' AND city = $city",
@@ -247,6 +284,16 @@ BY_ID = {t.id: t for t in FAMILIES}
 
 # --------------------------------------------------------------------------- candidate plans
 def _day(params: dict) -> str:
+    """The filter of the day asked about: a date, or a day named without its year
+    (``dayname``), the latest such day before today."""
+    if "dayname" in params:
+        named = str(params["dayname"])
+        try:
+            when = datetime.strptime(named, "%d %B")
+        except ValueError:
+            when = datetime.strptime(named, "%B %d")
+        return (f"month(e.start) == {when.month} and day(e.start) == {when.day} and e.start < today() "
+                "and e.start >= today() - days(365)")
     y, m, d = (int(x) for x in str(params["day"])[:10].split("-"))
     return f"date(e.start) == date({y}, {m}, {d})"
 

@@ -1210,13 +1210,15 @@ def test_a_purchase_and_the_mail_that_confirms_its_order_are_one_order():
 
 
 def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time():
-    from engine.operators.retrieve import merge_overlapping
+    from engine.operators.retrieve import MERGED_TEXTS, merge_overlapping
     game = ev("calendar", "meeting", datetime(2024, 6, 1, 19, tzinfo=BERLIN), 90, "Football")
     note = diary_day(date(2024, 6, 1), "Football this evening with Ana")
     [merged] = merge_overlapping(rows_of([note, game]), 0.5)
     assert merged.ids == {game.id, note.id}
     assert (merged.get("title"), merged.get("start"), merged.get("end")) == ("Football", game.start, game.end)
     assert "with Ana" in merged.get("text")
+    # the text of the event whose title the row has leads: EXTRACT reads the title with it
+    assert merged.get("text").split(MERGED_TEXTS)[0] == game.text
 
 
 def test_a_day_note_stays_alone_beside_two_happenings_or_its_own_source():

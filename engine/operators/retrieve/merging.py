@@ -80,7 +80,11 @@ def _merge_coinciding_spans(rows: list[Row], order: list[int], min_overlap: floa
 
 def _merged(rows: list[Row], members: list[int]) -> Row:
     """The one row of a group of rows (in time order): the first timed row's values,
-    the timed rows' span, everyone's texts, sources, raw values and ids."""
+    the timed rows' span, everyone's texts, sources, raw values and ids. The text of
+    the row whose values it has comes first, then the others' in time order, so the
+    title is read with the text it belongs to: a diary's note of the day starts at
+    midnight, and read first under the Strava run's title "Morning Run", its "run
+    around Loos Park" was answered "Morning Run" when asked where the run was."""
     timed = [m for m in members if not spans_whole_days(rows[m])] or members
     values = dict(rows[timed[0]].values)
     raw: dict = {}
@@ -88,7 +92,8 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
         raw.update(rows[m].raw)
     values["start"] = min(rows[m].get("start") for m in timed)
     values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in timed)
-    values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in members) if t)
+    in_order = [timed[0], *(m for m in members if m != timed[0])]
+    values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in in_order) if t)
     values["sources"] = sorted({rows[m].get("source") for m in members})
     return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
 

@@ -54,11 +54,25 @@ class SameEmbedder(FakeEmbedder):
         return [[1.0, 0.0] for _ in texts]
 
 
+PLAN = 'APPLY(l=RETRIEVE(query="Harbour Lights"), fct=len)'
+
+
+class TunedLLM:  # the fine-tuned planner's role: one call, the whole plan, for the one question
+    def complete(self, prompt, *, grammar=None, max_tokens=256, stop=(), temperature=0.0):
+        assert grammar and "Question: " + QUESTION in prompt
+        return PLAN
+    def close(self):
+        pass
+
+
 class Registry:
     def __init__(self, cache):
         self.cache = cache
     def planner(self):
-        return ScriptedLLM({QUESTION: ['APPLY(l=RETRIEVE(query="Harbour Lights"), fct=len)']})
+        return ScriptedLLM({QUESTION: [PLAN]})
+    def get(self, role):
+        assert role == "planner_tuned", role
+        return TunedLLM()
     def sparse_encoder(self):
         return FakeSparse()
     def pattern_classifier(self):

@@ -115,17 +115,32 @@ def run_checks(data_dir) -> list[Check]:
         except Exception as exc:  # noqa: BLE001
             checks.append(Check("models", "status", "fail", f"{type(exc).__name__}: {exc}", "run 'hindsight models build'"))
         else:
-            from app.assemble import unused_roles
+            from app.assemble import planner_kind, unused_roles
+            from app.errors import UserError
 
+            try:
+                kind = planner_kind()
+            except UserError as exc:
+                kind = ""
+                checks.append(Check("models", "planner in use", "fail", str(exc), "unset HINDSIGHT_PLANNER"))
+            if kind:
+                checks.append(Check("models", "planner in use", "ok", PLANNER_IN_USE[kind]))
             for role, info in roles.items():
                 if role in unused_roles():
-                    checks.append(Check("models", role, "ok", "not used: the few-shot planner answers"))
+                    checks.append(Check("models", role, "ok", f"not used: {PLANNER_IN_USE[kind]}"))
                 elif info.get("ready"):
                     checks.append(Check("models", role, "ok", f"{info.get('path')} ({info.get('source', '')})"))
                 else:
                     checks.append(Check("models", role, "fail", info.get("error") or "missing",
                                         "run 'hindsight models build'"))
     return checks
+
+
+PLANNER_IN_USE = {
+    "tuned": "the fine-tuned planner, and the few-shot planner where its plan gives no answer",
+    "tuned-only": "the fine-tuned planner alone (HINDSIGHT_PLANNER=tuned-only)",
+    "fewshot": "the few-shot planner alone",
+}
 
 
 def _store_check(path) -> Check:

@@ -134,6 +134,18 @@ def test_doctor_json(cli):
     assert code == (0 if report["ok"] else 1)
 
 
+@pytest.mark.parametrize("kind, unused", [("fewshot", "planner_tuned"), ("tuned-only", "planner"), ("tuned", None)])
+def test_doctor_says_which_planner_answers(cli, monkeypatch, kind, unused):
+    monkeypatch.setenv("HINDSIGHT_PLANNER", kind)
+    _, out, _ = cli("doctor", "--json")
+    checks = {(c["area"], c["name"]): c for c in json.loads(out)["checks"]}
+    from app.cli_doctor import PLANNER_IN_USE
+
+    assert checks[("models", "planner in use")]["detail"] == PLANNER_IN_USE[kind]
+    if unused:
+        assert checks[("models", unused)]["detail"] == f"not used: {PLANNER_IN_USE[kind]}"
+
+
 def test_doctor_says_when_llama_cpp_leaves_the_cpus_avx512_or_amx_unused():
     from app.cli_doctor import planner_runtime_check
 

@@ -125,8 +125,9 @@ def run_checks(data_dir) -> list[Check]:
                 checks.append(Check("models", "planner in use", "fail", str(exc), "unset HINDSIGHT_PLANNER"))
             if kind:
                 checks.append(Check("models", "planner in use", "ok", PLANNER_IN_USE[kind]))
+            unused = unused_roles()
             for role, info in roles.items():
-                if role in unused_roles():
+                if role in unused:
                     checks.append(Check("models", role, "ok", f"not used: {PLANNER_IN_USE[kind]}"))
                 elif info.get("ready"):
                     checks.append(Check("models", role, "ok", f"{info.get('path')} ({info.get('source', '')})"))

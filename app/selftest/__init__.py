@@ -238,9 +238,10 @@ def _run_models(report: Report, echo, registry) -> None:
         registry = ModelRegistry()
     from app.assemble import unused_roles
 
+    unused = unused_roles()
     try:
         for role, (name, check) in MODEL_CHECKS.items():
-            if role in unused_roles():  # e.g. the tuned planner's base where the few-shot planner answers alone
+            if role in unused:  # e.g. the tuned planner's base where the few-shot planner answers alone
                 continue
             started = time.monotonic()
             try:

@@ -100,6 +100,15 @@ NUMBER_PREPOSITIONS = ("on", "at", "in", "around", "about", "for", "of", "from",
 NUMBER_UNITS = ("km", "k", "mi", "miles", "m", "min", "mins", "minutes", "h", "hrs", "hours", "s", "sec",
                 "seconds", "kg", "kcal", "bpm", "eur", "usd", "gbp")
 
+#: the units a measure is stated in, by what they measure: a day's note that states a
+#: happening's measure in one of them records it ("Did 8.5 km in Textor Park")
+MEASURE_UNITS: dict[str, tuple[str, ...]] = {
+    "distance_km": ("km", "kilometers", "kilometres"),
+    "distance_mi": ("mi", "miles"),
+    "duration_min": ("min", "mins", "minutes"),
+    "energy_kcal": ("kcal",),
+    "pace_bpm": ("bpm",)}
+
 # ------------------------------------------------------------------ extraction
 
 #: Requested key -> attributes that usually hold it, best first (EXTRACT reads the

@@ -1221,6 +1221,46 @@ def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time(
     assert merged.get("text").split(MERGED_TEXTS)[0] == game.text
 
 
+def test_a_day_note_that_states_a_kept_happening_s_measure_joins_it_and_adds_no_row(store):
+    """The reranker never passes "Did 8.7 km in Textor Park" for "running"; the run's
+    8.71 km says the note is about it, so where the run was can be read."""
+    run = ev("strava", "workout", datetime(2024, 6, 1, 7, tzinfo=BERLIN), 45, "Morning Run",
+             "Run workout: 8.71 km in 45 min.", sport="running")
+    note = diary_day(date(2024, 6, 1), "Did 8.7 km in Textor Park with Tyler. Coffee after.")
+    two = [ev("strava", "workout", datetime(2024, 6, 2, h, tzinfo=BERLIN), 30, "Run", f"Run workout: {km} km.",
+              sport="running") for h, km in ((7, 5.2), (18, 6.4))]
+    vague = diary_day(date(2024, 6, 2), "Did 5.2 km before work.")  # that day had two runs: whose?
+    rounded = diary_day(date(2024, 6, 3), "Did 5 km, slowly.")  # one digit: anyone's 5 km
+    third = ev("strava", "workout", datetime(2024, 6, 3, 7, tzinfo=BERLIN), 30, "Run", "Run workout: 5.04 km.",
+               sport="running")
+    add(store, [run, note, *two, vague, rounded, third])
+    patterns = FakePatterns({"workout": "relevant", "journal": "partial"}, default="irrelevant")
+    result = execute('APPLY(l=RETRIEVE(query="running"), fct=len)', store,
+                     Models(patterns=patterns, reranker=FakeReranker("running")), today=TODAY)
+    assert result.value == 4  # runs: the note added words, not a row
+    assert set(result.evidence) == {run.id, note.id, third.id, *(r.id for r in two)}
+    rows_ = execute('RETRIEVE(query="running")', store, Models(patterns=patterns, reranker=FakeReranker("running")),
+                    today=TODAY).rows
+    [joined] = [r for r in rows_ if note.id in r.ids]
+    assert joined.ids == {run.id, note.id} and joined.get("title") == "Morning Run"
+    assert "Textor Park" in joined.get("text") and joined.get("sources") == ["journal", "strava"]
+
+
+def test_a_measure_is_stated_as_the_note_rounds_it_with_enough_digits():
+    from decimal import Decimal
+
+    from engine.operators.retrieve.mentions import measures, states
+
+    run = measures("Run workout: 8.71 km in 41 min (43 min elapsed), 455 kcal")
+    assert ("distance_km", Decimal("8.71")) in run and ("energy_kcal", Decimal("455")) in run
+    assert states(measures("Ran 8.7 km in Knappe Park"), run)
+    assert states(measures("an 8,71 km loop"), run)
+    assert not states(measures("Ran 8.8 km"), run)
+    assert not states(measures("Ran 9 km"), run)  # one digit says too little
+    assert not states(measures("read for 8.7 minutes"), run)  # another unit
+    assert states(measures("43 minutes, easy"), run)
+
+
 def test_a_day_note_stays_alone_beside_two_happenings_or_its_own_source():
     from engine.operators.retrieve import merge_overlapping
     note = diary_day(date(2024, 6, 1), "Two runs today")

@@ -47,7 +47,9 @@
    RETRIEVE on the right of a same-day JOIN the days of the left side's rows (the
    meals of the days a tower was visited);
 6. events from different sources whose time spans mostly coincide are merged into one
-   row (union of key-value pairs and spans; provenance = both ids; :mod:`.merging`).
+   row (union of key-value pairs and spans; provenance = both ids; :mod:`.merging`);
+7. a day's note that states the measure of its day's one kept happening ("Did 8.5 km in
+   Textor Park" and an 8.5 km run) joins that row, kept or not (:mod:`.mentions`).
 
 :mod:`.pipeline` runs the stages in this order; :mod:`.memo` keeps what a search
 found for the next question that makes it; :mod:`.events` reads the events and

@@ -98,6 +98,16 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
     return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
 
 
+def merge_into(row: Row, notes: list[Row]) -> Row:
+    """``row`` with ``notes`` (whole-day notes that record its happening) merged in, as
+    :func:`merge_overlapping` merges a day's note into its day's one happening."""
+    rows = [row, *notes]
+    merged = _merged(rows, list(range(len(rows))))
+    merged.values["sources"] = sorted({*(row.get("sources") or [row.get("source")]),
+                                       *(n.get("source") for n in notes)})
+    return merged
+
+
 def _merge_orders(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
     """Rows of different sources that give the same order number are one order: the
     Amazon purchase and its confirmation mail, minutes or days apart (the demo's

@@ -12,7 +12,8 @@ from engine.operators.retrieve.events import fetch_events, group_sizes, ids_star
 from engine.operators.retrieve.groups import Decisions, decide_groups, label_groups, revive_irrelevant
 from engine.operators.retrieve.kinds import of_the_kind_named
 from engine.operators.retrieve.memo import recall, remember, search_key, search_span
-from engine.operators.retrieve.merging import merge_overlapping
+from engine.operators.retrieve.mentions import notes_stating
+from engine.operators.retrieve.merging import merge_into, merge_overlapping
 from engine.operators.retrieve.reranking import rerank
 from engine.operators.retrieve.values import judge_values
 from engine.plan.nodes import Retrieve
@@ -67,6 +68,9 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")
+    # 7. a day's note that states a happening's measure is that happening's too
+    for n, notes in notes_stating(ctx, merged).items():
+        merged[n] = merge_into(merged[n], notes)
     more = len(found.said) - _NOTED_PATTERNS
     ctx.note("patterns: " + "; ".join(found.said[:_NOTED_PATTERNS]) + (f"; … {more} more" if more > 0 else ""))
     return merged

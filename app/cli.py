@@ -380,6 +380,8 @@ def ask_cmd(obj: Ctx, question: str, today: str | None, no_cache: bool, no_serve
         print_json(answer)
     else:
         click.echo(answer["answer_text"])
+        if answer.get("read_as"):
+            click.echo(f"(Read {answer['read_as']}.)")
         offered = answer.get("suggestions") or []
         if offered:
             click.echo("\nQuestions your data can answer:")

@@ -79,6 +79,9 @@ class Answer:
     suggestions: tuple[str, ...] = ()
     #: why a second planner wrote the plan ("" when the first one's plan answered)
     fallback: str = ""
+    #: how the days the question left open were read ("“last sunday” as Sunday, 25 August
+    #: 2024"), as the planner was given them; "" when it named none so
+    read_as: str = ""
 
     def to_json(self) -> dict:
         return {"question": self.question, "ok": self.ok, "answer": self.answer, "follows": self.follows,
@@ -87,7 +90,7 @@ class Answer:
                 "plan": self.plan.to_json() if self.plan else None, "evidence": list(self.evidence),
                 "timings": {k: round(v, 1) for k, v in self.timings.items()}, "llm_calls": self.llm_calls,
                 "today": self.today.isoformat() if self.today else None, "suggestions": list(self.suggestions),
-                "fallback": self.fallback}
+                "fallback": self.fallback, "read_as": self.read_as}
 
 
 @dataclass(frozen=True, slots=True)

@@ -185,3 +185,51 @@ MONEY_KEY_WORDS = ("total", "amount", "price", "cost", "spend", "spent", "paid",
 CURRENCY_KEY_WORDS = (*MONEY_KEY_WORDS, "currenc")
 FOOD_KEY_WORDS = ("cuisine", "food", "dish", "meal", "restaurant", "dinner", "lunch", "breakfast", "eat", "cook",
                   "type", "kind", "categor", "style")
+
+# ------------------------------------------------------------------ dates a question leaves open
+
+#: the months by name, whole and short, for reading "the 13th of July" and "aug 16th"
+#: (:mod:`engine.temporal`); "may" and "march" are words too, so a day must stand by them
+MONTH_NUMBERS: dict[str, int] = {
+    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4, "apr": 4,
+    "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8, "september": 9,
+    "sept": 9, "sep": 9, "october": 10, "oct": 10, "november": 11, "nov": 11, "december": 12, "dec": 12}
+
+#: the months whose names are words too ("I may run", "march"): read as a month only
+#: with a day that says it is one ("the 3rd of May", "on 3 May", "May 3rd")
+MONTHS_THAT_ARE_WORDS = frozenset({"may", "march", "mar"})
+
+#: the weekdays by name, Monday first (Python's ``date.weekday()``), for "last Sunday"
+WEEKDAY_NAMES = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+#: what may follow a day's number ("13th", "1st")
+ORDINAL_SUFFIXES = ("st", "nd", "rd", "th")
+
+#: what may stand between a day's number and its month ("the 13th of July")
+DAY_MONTH_JOINERS = ("of",)
+
+#: what says a number after a month is a count, not a day ("ran in march 3 times")
+TIMES_WORDS = ("times", "time", "x")
+
+#: the article a day may follow ("the 13th of July"), left out where the date is written whole
+DAY_ARTICLE = "the"
+
+#: the words before a weekday that name the latest one before today ("last Sunday")
+LAST_WEEKDAY = ("last", "this past")
+
+#: a preposition before a date already says how it is meant ("since last Sunday");
+#: without one, a date read whole gets ``ON`` ("went there last Sunday" -> "on Sunday, 25 August 2024")
+TIME_PREPOSITIONS = frozenset("on since before after until till from by during".split())
+ON = "on"
+
+#: the words before a month alone that say it is a time ("in July", "since March"): a
+#: month so said is the latest one up to today; "this July", "last July" are left alone
+MONTH_PREPOSITIONS = TIME_PREPOSITIONS | frozenset("in throughout through over".split())
+
+#: how a date read whole is written back into the question the planner reads
+DAY_FORMAT = "{day} {month} {year}"
+WEEKDAY_DAY_FORMAT = "{weekday}, {day} {month} {year}"
+MONTH_FORMAT = "{month} {year}"
+MONTH_TITLES = ("January", "February", "March", "April", "May", "June", "July", "August", "September",
+                "October", "November", "December")
+WEEKDAY_TITLES = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")

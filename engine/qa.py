@@ -26,6 +26,7 @@ from engine.plan.ground import DAYS_AGO
 from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlannedQuestion, PlanningCancelled, PlanningError, QudPlanner
+from engine.temporal import read_dates
 
 log = logging.getLogger(__name__)
 
@@ -343,8 +344,13 @@ class HindsightEngine:
                           "command line, hindsight import FILE.", today=today)
         offered = self._offered_plan(question)
         fallback = self._make_fallback is not None and offered is None
+        # the days it names without a year or as "last Sunday", written whole for the planner
+        plan_as, readings = read_dates(question, today)
+        read_as = "; ".join(map(str, readings))
+        previous = read_dates(previous, today)[0] if previous else previous
         answer = self._answer(self.planner, question, today=today, previous=previous, progress=progress,
-                              cancel=cancel, t0=t0, offered=offered, suggest=not fallback)
+                              cancel=cancel, t0=t0, offered=offered, suggest=not fallback, plan_as=plan_as)
+        answer.read_as = read_as
         if not fallback or not _gave_nothing(answer) or (cancel is not None and cancel.is_set()):
             return answer
         say(AskProgress("planning", "No answer from that plan; planning it again with the few-shot planner"))
@@ -354,7 +360,8 @@ class HindsightEngine:
             log.warning("the fallback planner could not be loaded: %s", exc)
             return self._with_suggestions(answer, question)
         second = self._answer(second_planner, question, today=today, previous=previous, progress=progress,
-                              cancel=cancel, t0=t0, offered=None, suggest=False)
+                              cancel=cancel, t0=t0, offered=None, suggest=False, plan_as=plan_as)
+        second.read_as = read_as
         second.llm_calls += answer.llm_calls
         if not _gave_nothing(second):
             first = answer.answer_text if len(answer.answer_text) <= 200 else answer.answer_text[:199] + "…"
@@ -377,9 +384,10 @@ class HindsightEngine:
 
     def _answer(self, planner: QudPlanner, question: str, *, today: date, previous: str | None,
                 progress: AskProgressCallback | None, cancel: threading.Event | None, t0: float,
-                offered: str | None, suggest: bool) -> Answer:
+                offered: str | None, suggest: bool, plan_as: str | None = None) -> Answer:
         """Plan ``question`` with ``planner`` (or run the ``offered`` plan), execute it and
-        word the answer. ``suggest``: offer answerable questions when there is none."""
+        word the answer. ``suggest``: offer answerable questions when there is none.
+        ``plan_as``: the question as the planner reads it (its dates written whole)."""
         say = progress or (lambda p: None)
         offer = self._suggest if suggest else (lambda q: ())
         calls_before = planner.llm_calls
@@ -388,7 +396,7 @@ class HindsightEngine:
                 node = parse_plan(offered)
                 planned = PlannedQuestion(question, node, print_plan(node))
             else:
-                planned = planner.plan(question, previous=previous, cancel=cancel,
+                planned = planner.plan(plan_as or question, previous=previous, cancel=cancel,
                                        progress=lambda m: say(AskProgress("planning", m)))
         except PlanningCancelled:
             return self._cancelled(question, today, t0)

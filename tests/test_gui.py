@@ -752,6 +752,22 @@ def test_an_answer_planned_twice_says_so_and_why(qtbot):
     assert "planned twice" not in once.facts.text()
 
 
+def test_an_answer_says_how_the_days_its_question_left_open_were_read(qtbot):
+    from datetime import date
+
+    from app.gui.ask import AnswerCard
+
+    card = AnswerCard(Answer("where did I run last sunday?", True, ["Loos Park"], "1 value: Loos Park",
+                             plan_text="…", today=date(2024, 8, 29),
+                             read_as="“last sunday” as Sunday, 25 August 2024"), lambda a: None, [])
+    qtbot.addWidget(card)
+    assert card.read_as is not None and card.read_as.text() == "Read “last sunday” as Sunday, 25 August 2024."
+    plain = AnswerCard(Answer("where did I run?", True, ["Loos Park"], "1 value: Loos Park", plan_text="…",
+                              today=date(2024, 8, 29)), lambda a: None, [])
+    qtbot.addWidget(plain)
+    assert plain.read_as is None
+
+
 def test_timeline_details_of_a_diary_entry_are_its_words():
     """A day's diary entries share its date as their title; the Details column tells
     them apart by what each says, where other events show their attributes."""

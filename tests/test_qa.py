@@ -114,7 +114,8 @@ def _two_planners(store, tmp_path, events, first: dict, second: dict):
     return HindsightEngine(store, QudPlanner(ScriptedLLM(first)), Models(), fallback=fallback), made
 
 
-RUNS = 'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.start) == 3), fct=len)'
+RUNS = ('APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: year(e.start) == 2024 and month(e.start) == 3), '
+        'fct=len)')
 
 
 @pytest.mark.parametrize("first_plan", [
@@ -124,7 +125,7 @@ RUNS = 'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.sta
     'attr_name="heart_rate")',  # no value
 ])
 def test_a_plan_that_gives_no_answer_is_planned_again_by_the_second_planner(store, tmp_path, first_plan):
-    q = "How often did I run in March?"
+    q = "How often did I run in March 2024?"
     eng, made = _two_planners(store, tmp_path, [_workout(d, "running", 5.0) for d in (1, 3)],
                               {q: [first_plan]}, {q: [RUNS]})
     ans = eng.ask(q, today=date(2024, 4, 1))
@@ -136,7 +137,7 @@ def test_a_plan_that_gives_no_answer_is_planned_again_by_the_second_planner(stor
 
 
 def test_the_second_planner_is_not_made_while_the_first_answers(store, tmp_path):
-    q = "How often did I run in March?"
+    q = "How often did I run in March 2024?"
     eng, made = _two_planners(store, tmp_path, [_workout(1, "running", 5.0)], {q: [RUNS]}, {q: [RUNS]})
     ans = eng.ask(q, today=date(2024, 4, 1))
     assert ans.ok and ans.answer == 1 and ans.fallback == "" and made == []
@@ -152,6 +153,25 @@ def test_when_neither_planner_answers_the_first_refusal_stands_with_offered_ques
     assert "found nothing in your data" in ans.answer_text and ans.fallback == ""
     assert ans.suggestions  # offered once, after both tried
     assert ans.llm_calls == len(eng.planner.llm.prompts) + len(made[0].llm.prompts) > 1
+
+
+def test_a_day_named_without_its_year_is_planned_as_the_latest_such_day_and_said_so(store, tmp_path):
+    """The planner never sees today's date; it is given the day written whole, both
+    planners alike, and the answer says how the day was read."""
+    said = "How far did I run on the 3rd of march?"
+    whole = "How far did I run on 3 March 2024?"
+    plan = ('SUM(l=EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == '
+            'date(2024, 3, 3)), attr_names=["distance_km"], attr_types=[float]), attr_name="distance_km")')
+    eng, made = _two_planners(store, tmp_path, [_workout(d, "running", 4.0 + d) for d in (1, 3)],
+                              {whole: ['APPLY(l=RETRIEVE(query="weather forecast"), fct=len)'], "How often did "
+                               "I run in March 2024?": [RUNS]}, {whole: [plan]})
+    ans = eng.ask(said, today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == 7.0, ans.answer_text
+    assert ans.question == said and len(made) == 1
+    assert ans.read_as == "“the 3rd of march” as 3 March 2024" and ans.to_json()["read_as"] == ans.read_as
+    assert ans.fallback  # the second planner was given the same day
+    plain = eng.ask("How often did I run in March 2024?", today=date(2024, 4, 1))
+    assert plain.read_as == ""
 
 
 def test_unplannable_question_says_what_was_tried(engine_over):
@@ -214,8 +234,9 @@ def test_an_offered_question_names_a_kind_once():
 def test_follow_up_uses_the_previous_question(engine_over):
     events = [_workout(d, "running", 5.0) for d in (1, 2)]
     eng, llm = engine_over(events, {
-        "How many runs in March?": ['APPLY(l=RETRIEVE(query="running"), fct=len)'],
-        "How many runs in March? | and in April?":
+        # the planner reads the days left open written whole, in the earlier questions too
+        "How many runs in March 2024?": ['APPLY(l=RETRIEVE(query="running"), fct=len)'],
+        "How many runs in March 2024? | and in April 2024?":
             ['APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: month(e.start) == 4), fct=len)']})
     first = eng.ask("How many runs in March?", today=date(2024, 5, 1))
     second = eng.ask("and in April?", today=date(2024, 5, 1), history=[first])

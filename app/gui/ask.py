@@ -146,6 +146,16 @@ class AnswerCard(QFrame):
         self.text.setWordWrap(True)
         self.text.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
         layout.addWidget(self.text)
+        read_as = getattr(answer, "read_as", "")
+        self.read_as: QLabel | None = None
+        if read_as:  # the days the question left open, as they were read: the user can check them
+            self.read_as = QLabel(f"Read {read_as}.")
+            self.read_as.setObjectName("muted")
+            self.read_as.setWordWrap(True)
+            self.read_as.setToolTip("A day named without its year is the latest such day up to the day you "
+                                    "asked; “last Sunday” the latest Sunday before it. Say the year to mean "
+                                    "another one.")
+            layout.addWidget(self.read_as)
         self.suggestion_buttons: list[QPushButton] = []
         offered = list(getattr(answer, "suggestions", ()) or ())
         if offered:

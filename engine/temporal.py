@@ -1,0 +1,140 @@
+"""Days a question names without saying all of them ("the 13th of July", "aug 16th",
+"last Sunday"), read as the days they are on the day the question is asked, the way a
+person hearing it would, and written whole into the question the planner reads ("on
+13 July 2024").
+
+Why: plans say relative time through ``today()`` and are cached across days, so the
+planner never sees the date; told "on the 13th of july" on 29 August 2024, both
+planners wrote ``date(2023, 7, 13)``, a year nobody said (all 8 such questions of the
+fresh-phrasing set's train part, with "last sunday" and "last saturday"). Reading a
+date against the time it is said is what temporal taggers do (TimeML's value of an
+underspecified date); it changes no plan and reads no question's other words.
+
+- A day and month without a year is the latest such day up to today (a personal
+  history is asked about afterwards); a day that is not in every year (29 February)
+  is the latest year that has it.
+- "last <weekday>" is the latest such weekday before today.
+- A month alone after a preposition of time ("in July", "since March") is the latest
+  such month up to today's ("this July", "last July" and "July" alone are left as said).
+- "may" and "march" are words too: read as months only with a day that says so
+  ("the 3rd of May", "May 3rd", "on 3 May").
+- A date with a year, a weekday alone ("on Sundays" recurs) and
+  anything else is left as it is.
+
+The words are :mod:`engine.locale_en`'s; this module only finds and resolves them.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, timedelta
+
+from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, LAST_WEEKDAY, MONTH_FORMAT, MONTH_NUMBERS,
+                              MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS, ON, ORDINAL_SUFFIXES, TIME_PREPOSITIONS, TIMES_WORDS, WEEKDAY_DAY_FORMAT,
+                              WEEKDAY_NAMES, WEEKDAY_TITLES)
+
+#: how many years back a day of the month is looked for (29 February: the last leap year)
+_YEARS_BACK = 8
+
+
+@dataclass(frozen=True, slots=True)
+class DateReading:
+    """A date as the question said it and the day it was read as."""
+
+    said: str
+    day: date
+    written: str
+
+    def __str__(self) -> str:
+        return f"“{self.said}” as {self.written}"
+
+
+def _alternatives(words) -> str:
+    return "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+
+
+_MONTH = rf"(?P<month>{_alternatives(MONTH_NUMBERS)})\.?"
+_DAY = rf"(?P<day>[0-3]?\d)(?P<ordinal>{_alternatives(ORDINAL_SUFFIXES)})?"
+_NO_YEAR = r"(?!\s*,?\s*'?\d)"  # "13 July 2023", "July 13, 2023", "13 July '23" say their year
+_NOT_AN_AMOUNT = rf"(?!\s+(?:{_alternatives((*NUMBER_UNITS, *TIMES_WORDS))})\b)"  # "in march 3 times"
+_DAY_MONTH = re.compile(
+    rf"(?<![\w'’/.-])(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}\s+"
+    rf"(?:(?:{_alternatives(DAY_MONTH_JOINERS)})\s+)?{_MONTH}(?![\w'’]){_NO_YEAR}", re.IGNORECASE)
+_MONTH_DAY = re.compile(
+    rf"(?<![\w'’/.-]){_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-]){_NO_YEAR}"
+    rf"{_NOT_AN_AMOUNT}", re.IGNORECASE)
+_MONTH_ALONE = re.compile(rf"(?<![\w'’/.-]){_MONTH}(?![\w'’]){_NO_YEAR}", re.IGNORECASE)
+_LAST_WEEKDAY = re.compile(
+    rf"(?<![\w'’])(?P<last>{_alternatives(LAST_WEEKDAY)})\s+(?P<weekday>{_alternatives(WEEKDAY_NAMES)})(?![\w'’])",
+    re.IGNORECASE)
+_WORD_BEFORE = re.compile(r"(\w+)\s*$")
+
+
+def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]]:
+    """``question`` with each date it leaves open written whole, and how each was read."""
+    found: list[tuple[int, int, str, DateReading]] = []  # (start, end, replacement, reading)
+    taken: list[tuple[int, int]] = []
+
+    def free(m: re.Match) -> bool:
+        return not any(m.start() < e and s < m.end() for s, e in taken)
+
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(question):
+            if not free(m) or not _a_date(m, question):
+                continue
+            day = _latest_day(int(m["day"]), MONTH_NUMBERS[m["month"].lower()], today)
+            if day is None:
+                continue
+            written = DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
+            found.append((m.start(), m.end(), written, DateReading(m.group(0), day, written)))
+            taken.append((m.start(), m.end()))
+    for m in _MONTH_ALONE.finditer(question):
+        before = _WORD_BEFORE.search(question[:m.start()])
+        if not free(m) or before is None or before.group(1).lower() not in MONTH_PREPOSITIONS:
+            continue
+        month = MONTH_NUMBERS[m["month"].lower()]
+        year = today.year if month <= today.month else today.year - 1
+        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
+        found.append((m.start(), m.end(), written, DateReading(m.group(0), date(year, month, 1), written)))
+        taken.append((m.start(), m.end()))
+    for m in _LAST_WEEKDAY.finditer(question):
+        if not free(m):
+            continue
+        wanted = WEEKDAY_NAMES.index(m["weekday"].lower())
+        day = today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1)
+        written = WEEKDAY_DAY_FORMAT.format(weekday=WEEKDAY_TITLES[day.weekday()], day=day.day,
+                                            month=MONTH_TITLES[day.month - 1], year=day.year)
+        before = _WORD_BEFORE.search(question[:m.start()])
+        replacement = written if before and before.group(1).lower() in TIME_PREPOSITIONS else f"{ON} {written}"
+        found.append((m.start(), m.end(), replacement, DateReading(m.group(0), day, written)))
+        taken.append((m.start(), m.end()))
+    if not found:
+        return question, ()
+    found.sort(key=lambda f: f[0])
+    out, at = [], 0
+    for start, end, replacement, _ in found:
+        out += [question[at:start], replacement]
+        at = end
+    out.append(question[at:])
+    return "".join(out), tuple(f[3] for f in found)
+
+
+def _a_date(m: re.Match, question: str) -> bool:
+    """Whether a month that is a word too ("may") is a month here: its day has an
+    ordinal or an article, or a time preposition stands before it ("on 3 May")."""
+    if m["month"].lower().rstrip(".") not in MONTHS_THAT_ARE_WORDS or m["ordinal"] or m["article"]:
+        return True
+    before = _WORD_BEFORE.search(question[:m.start()])
+    return before is not None and before.group(1).lower() in TIME_PREPOSITIONS
+
+
+def _latest_day(day: int, month: int, today: date) -> date | None:
+    """The latest ``day`` of ``month`` up to ``today``; None where no year has it."""
+    for year in range(today.year, today.year - _YEARS_BACK, -1):
+        try:
+            d = date(year, month, day)
+        except ValueError:
+            continue
+        if d <= today:
+            return d
+    return None

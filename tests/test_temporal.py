@@ -1,0 +1,58 @@
+"""Days a question leaves open are read against the day it is asked and written
+whole for the planner; everything else in the question is left as it is."""
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+
+from engine.temporal import read_dates
+
+THURSDAY = date(2024, 8, 29)
+
+
+@pytest.mark.parametrize("question, planned", [
+    ("which park did I run around on the 13th of july", "which park did I run around on 13 July 2024"),
+    ("how was I feeling on 21 august?", "how was I feeling on 21 August 2024?"),
+    ("what mood was i in on aug 16th", "what mood was i in on 16 August 2024"),
+    ("what did I buy on Sept. 30", "what did I buy on 30 September 2023"),  # not yet this year: last year's
+    ("what happened on 29 august", "what happened on 29 August 2024"),  # today itself
+    ("what happened on 30 august", "what happened on 30 August 2023"),
+    ("where was I on 29 feb", "where was I on 29 February 2024"),
+    ("who did I meet last sunday?", "who did I meet on Sunday, 25 August 2024?"),
+    ("did I run last thursday", "did I run on Thursday, 22 August 2024"),  # a week ago, not today
+    ("how many runs since last friday", "how many runs since Friday, 23 August 2024"),
+    ("on 3 may and on the 4th of may", "on 3 May 2024 and on 4 May 2024"),
+    ("may 3rd", "3 May 2024"),
+    ("total calories I burned running in july", "total calories I burned running in July 2024"),
+    ("what did I do in september?", "what did I do in September 2023?"),  # not yet this year
+    ("how many runs since march", "how many runs since March 2024"),
+    ("in August, how often did I swim", "in August 2024, how often did I swim"),  # this month so far
+])
+def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, planned):
+    text, readings = read_dates(question, THURSDAY)
+    assert text == planned
+    assert readings and all(r.day <= THURSDAY for r in readings)
+
+
+@pytest.mark.parametrize("question", [
+    "what did I do on 13 July 2023",
+    "on July 13, 2022 what happened",
+    "what did I do on 2024-07-13",
+    "how often did I run in July 2023?",
+    "July netflix total",  # no preposition: said as it is
+    "what did I do last july",
+    "between may and july",
+    "what do I usually do on sundays",
+    "I may run 5 km",
+    "my top 3 may songs",
+    "did I run in march 3 times",
+    "what happened on 31 february",
+])
+def test_a_date_with_its_year_a_month_or_a_word_is_left_alone(question):
+    assert read_dates(question, THURSDAY) == (question, ())
+
+
+def test_a_reading_says_what_was_said_and_the_day():
+    _, (reading,) = read_dates("which restaurant did I go to last sunday?", THURSDAY)
+    assert reading.day == date(2024, 8, 25) and str(reading) == "“last sunday” as Sunday, 25 August 2024"

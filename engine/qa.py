@@ -77,7 +77,7 @@ def readings_of(question: str) -> frozenset[str]:
     return frozenset(name for name, said in found.items() if said)
 
 
-def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
+def _extracted(plan, rows: Sequence[Row]) -> list[tuple[Any, Row]] | None:
     """The values a plan that ends in EXTRACT asked for ("what did I eat for breakfast
     on ..." -> the food), one per row that has one (empty when none has); None when it ends elsewhere, or
     when every extracted value is one a FILTER above compares: those were extracted to
@@ -96,8 +96,49 @@ def _extracted(plan, rows: Sequence[Row]) -> list[Any] | None:
         got = [r.values.get(a) for a in names]
         got = [v for v in got if v not in (None, "")]
         if got:
-            values.append(got[0] if len(got) == 1 else got)
+            values.append((got[0] if len(got) == 1 else got, r))
     return values
+
+
+def not_named_by(question: str, found: Sequence[tuple[Any, Row]]) -> tuple[list[tuple[Any, Row]], list[str]]:
+    """``found`` without the text values whose every word the question says, and those
+    values, once each. What a question asks is what it does not say: asked the seat
+    on "the flight to Tokyo", the extractor answered "Tokyo"; the address of "Masala
+    Hesse", "Masala Hesse"."""
+    said = set(_WORDS.findall(question.lower()))
+    kept, echoed = [], []
+    for value, row in found:
+        words = _WORDS.findall(value.lower()) if isinstance(value, str) else []
+        if words and set(words) <= said:
+            if value not in echoed:
+                echoed.append(value)
+        else:
+            kept.append((value, row))
+    return kept, echoed
+
+
+_WORDS = re.compile(r"[^\W_]+")
+
+
+def distinct_best_first(found: Sequence[tuple[Any, Row]], relevance: dict[str, float]) -> list[tuple[Any, int]]:
+    """Each value once, with how many rows gave it: the value of the row nearest the
+    question first (``relevance``: an event id's cosine with the question; a row is as
+    near as its nearest event), then the rest in their order. A lookup's answer is one
+    value among the rows searched ("the order number for the desk lamp" among a shop's
+    orders), and the row it comes from is the one the question describes best."""
+    order: dict[str, int] = {}
+    best: dict[str, float] = {}
+    count: dict[str, int] = {}
+    first: dict[str, Any] = {}
+    for n, (value, row) in enumerate(found):
+        key = repr(jsonable(value))
+        near = max((relevance.get(i, float("-inf")) for i in row.ids), default=float("-inf"))
+        if key not in first:
+            first[key], order[key], best[key], count[key] = value, n, near, 0
+        count[key] += 1
+        best[key] = max(best[key], near)
+    ranked = sorted(first, key=lambda k: (-best[k], order[k]))
+    return [(first[k], count[k]) for k in ranked]
 
 
 def _below_filters(plan):
@@ -465,18 +506,23 @@ class HindsightEngine:
             text = (f"Yes: {len(rows):,} matching " + ("entry" if len(rows) == 1 else "entries")
                     + ": " + "; ".join(labels) + (" …" if len(rows) > 5 else "")
                     if rows else "No: nothing in your data matched.")
-        elif rows and (values := _extracted(planned.plan, rows)) is not None:
+        elif rows and (found := _extracted(planned.plan, rows)) is not None:
+            found, echoed = not_named_by(plan_as or question, found)
+            ranked = distinct_best_first(found, self._relevance(plan_as or question, found))
+            values = [v for v, _ in ranked]
             if values:
-                shown = [format_value(v) for v in values[:50]]
-                text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values")
-                        + ": " + "; ".join(shown[:5]) + (" …" if len(shown) > 5 else ""))
+                shown = [format_value(v) + (f" ({n}×)" if n > 1 else "") for v, n in ranked[:5]]
+                text = (f"{len(values):,} " + ("value" if len(values) == 1 else "values, nearest the question first")
+                        + ": " + "; ".join(shown) + (" …" if len(values) > 5 else ""))
             else:
                 # what was asked is what is answered: the entries are where it was looked for
                 labels = [_row_label(r) for r in rows[:5]]
                 asked = " or ".join(n.replace("_", " ") for n in _asked_of(_below_filters(planned.plan)))
                 text = (f"Not found: none of the {len(rows):,} matching "
                         + ("entry" if len(rows) == 1 else "entries") + f" says the {asked} ("
-                        + "; ".join(labels) + (" …" if len(rows) > 5 else "") + ").")
+                        + "; ".join(labels) + (" …" if len(rows) > 5 else "") + ")."
+                        + (" What was read instead is what the question itself names: "
+                           + "; ".join(echoed[:3]) + "." if echoed else ""))
             answer_value = values
         elif rows is not None:
             labels = [_row_label(r) for r in rows[:50]]
@@ -492,6 +538,20 @@ class HindsightEngine:
         say(AskProgress("done", text))
         return Answer(question, True, jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
+
+    def _relevance(self, question: str, found: Sequence[tuple[Any, Row]]) -> dict[str, float]:
+        """Each event's nearest passage to ``question`` (embedder cosine, from the
+        index's stored vectors); empty without an embedder or vectors, or for one value."""
+        ids = list({i for _, r in found for i in r.ids})
+        if (len(found) < 2 or self.models.embedder is None or self.index is None
+                or getattr(self.index, "vectors", None) is None):
+            return {}
+        try:
+            vector = self.models.embedder.embed([question])[0]
+            return {i: max(sims) for i, sims in self.index.passage_similarities(vector, ids).items() if sims}
+        except Exception:  # noqa: BLE001 - the values then stay in their rows' order
+            log.exception("could not rank the extracted values by the question")
+            return {}
 
     def _offered_plan(self, question: str) -> str | None:
         """The plan of ``question`` when it is, word for word, one this store's refusals

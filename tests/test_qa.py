@@ -445,3 +445,37 @@ def test_the_month_with_the_largest_sum_is_answered_by_name(engine_over):
 
     assert _key_value(parse_plan(plain), 3, {2023, 2024}) == "March"  # months of several years: by name
     assert _key_value(parse_plan(plain), 3, {2024}) == "2024-03"
+
+
+def test_extracted_values_come_once_each_the_one_nearest_the_question_first():
+    from engine.plan.rows import Row
+    from engine.qa import distinct_best_first
+
+    rows = [Row({"order_id": v}, [i]) for v, i in (("A1", "m1"), ("B2", "m2"), ("A1", "m3"), ("C3", "m4"))]
+    found = [(r.values["order_id"], r) for r in rows]
+    assert distinct_best_first(found, {"m1": 0.2, "m2": 0.7, "m3": 0.1, "m4": 0.3}) == [("B2", 1), ("C3", 1), ("A1", 2)]
+    # without the embedder's word: each value once, in the rows' order
+    assert distinct_best_first(found, {}) == [("A1", 2), ("B2", 1), ("C3", 1)]
+    merged = Row({"order_id": "D4"}, ["x", "m9"])  # a merged row is as near as its nearest event
+    assert distinct_best_first([*found, ("D4", merged)], {"m2": 0.7, "m9": 0.8})[0] == ("D4", 1)
+
+
+def test_a_value_the_question_itself_names_is_no_answer_to_it():
+    from engine.plan.rows import Row
+    from engine.qa import not_named_by
+
+    found = [(v, Row({}, [str(n)])) for n, v in enumerate(["Tokyo", "14C", "tokyo", "Tokyo Haneda", 3.0])]
+    kept, echoed = not_named_by("which seat did I have on the flight to Tokyo?", found)
+    assert [v for v, _ in kept] == ["14C", "Tokyo Haneda", 3.0] and echoed == ["Tokyo", "tokyo"]
+
+
+def test_a_lookup_that_reads_only_what_the_question_names_says_it_found_nothing(engine_over):
+    q = "Which seat did I have on the flight to Tokyo?"
+    flight = Event(source="mail", kind="mail", start=datetime(2024, 3, 2, 9, tzinfo=UTC), title="Your flight to Tokyo",
+                   text="Your flight to Tokyo is booked.", attributes={"destination": "Tokyo"}, key="f")
+    eng, _ = engine_over([flight], {q: [
+        'EXTRACT(l=RETRIEVE(query="flight to Tokyo"), attr_names=["destination"], attr_types=[str])']})
+    ans = eng.ask(q, today=date(2024, 4, 1))
+    assert ans.ok and ans.answer == []
+    assert ans.answer_text.startswith("Not found: none of the 1 matching entry says the destination")
+    assert ans.answer_text.endswith("What was read instead is what the question itself names: Tokyo.")

@@ -221,10 +221,22 @@ LAST_WEEKDAY = ("last", "this past")
 #: without one, a date read whole gets ``ON`` ("went there last Sunday" -> "on Sunday, 25 August 2024")
 TIME_PREPOSITIONS = frozenset("on since before after until till from by during".split())
 ON = "on"
+IN = "in"
 
 #: the words before a month alone that say it is a time ("in July", "since March"): a
 #: month so said is the latest one up to today; "this July", "last July" are left alone
 MONTH_PREPOSITIONS = TIME_PREPOSITIONS | frozenset("in throughout through over".split())
+
+#: the months named relative to today's ("last month"): how many months back
+RELATIVE_MONTHS: dict[str, int] = {"this month": 0, "last month": 1, "previous month": 1}
+
+#: days of the year a question names by their holiday ("before christmas 2023"), as
+#: (month, day); read only after a preposition of time (``TIME_PREPOSITIONS``): "for
+#: christmas" is what a gift was for, not the day it was bought. An apostrophe may be
+#: left out ("new years eve")
+HOLIDAYS: dict[str, tuple[int, int]] = {
+    "christmas eve": (12, 24), "christmas day": (12, 25), "christmas": (12, 25), "boxing day": (12, 26),
+    "new year's eve": (12, 31), "new year's day": (1, 1), "halloween": (10, 31), "valentine's day": (2, 14)}
 
 #: how a date read whole is written back into the question the planner reads
 DAY_FORMAT = "{day} {month} {year}"

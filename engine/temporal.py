@@ -14,6 +14,10 @@ underspecified date); it changes no plan and reads no question's other words.
   history is asked about afterwards); a day that is not in every year (29 February)
   is the latest year that has it.
 - "last <weekday>" is the latest such weekday before today.
+- "last month" and "this month" are today's month and the one before it, written
+  whole ("in July 2024").
+- A holiday of a fixed day after a preposition of time ("before christmas 2023", "on
+  new years eve") is that day of the year it names, or the latest up to today.
 - A month alone after a preposition of time ("in July", "since March") is the latest
   such month up to today's ("this July", "last July" and "July" alone are left as said).
 - "may" and "march" are words too: read as months only with a day that says so
@@ -29,8 +33,9 @@ import re
 from dataclasses import dataclass
 from datetime import date, timedelta
 
-from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, LAST_WEEKDAY, MONTH_FORMAT, MONTH_NUMBERS,
-                              MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS, ON, ORDINAL_SUFFIXES, TIME_PREPOSITIONS, TIMES_WORDS, WEEKDAY_DAY_FORMAT,
+from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, HOLIDAYS, LAST_WEEKDAY, MONTH_FORMAT,
+                              MONTH_NUMBERS, MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS,
+                              RELATIVE_MONTHS, IN, ON, ORDINAL_SUFFIXES, TIME_PREPOSITIONS, TIMES_WORDS, WEEKDAY_DAY_FORMAT,
                               WEEKDAY_NAMES, WEEKDAY_TITLES)
 
 #: how many years back a day of the month is looked for (29 February: the last leap year)
@@ -64,6 +69,12 @@ _MONTH_DAY = re.compile(
     rf"(?<![\w'’/.-]){_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-]){_NO_YEAR}"
     rf"{_NOT_AN_AMOUNT}", re.IGNORECASE)
 _MONTH_ALONE = re.compile(rf"(?<![\w'’/.-]){_MONTH}(?![\w'’]){_NO_YEAR}", re.IGNORECASE)
+_RELATIVE_MONTH = re.compile(rf"(?<![\w'’])(?P<said>{_alternatives(RELATIVE_MONTHS)})(?![\w'’])", re.IGNORECASE)
+_APOSTROPHE = re.compile(r"['’]")
+_HOLIDAY_NAMES = "|".join(re.escape(h).replace("'", "['’]?") for h in sorted(HOLIDAYS, key=len, reverse=True))
+_HOLIDAY = re.compile(rf"(?<![\w'’])(?P<holiday>{_HOLIDAY_NAMES})(?:,?\s+(?P<year>\d{{4}}))?(?![\w'’])",
+                      re.IGNORECASE)
+_HOLIDAY_DAYS = {_APOSTROPHE.sub("", h): day for h, day in HOLIDAYS.items()}  # said with or without it
 _LAST_WEEKDAY = re.compile(
     rf"(?<![\w'’])(?P<last>{_alternatives(LAST_WEEKDAY)})\s+(?P<weekday>{_alternatives(WEEKDAY_NAMES)})(?![\w'’])",
     re.IGNORECASE)
@@ -88,6 +99,29 @@ def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]
             written = DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
             found.append((m.start(), m.end(), written, DateReading(m.group(0), day, written)))
             taken.append((m.start(), m.end()))
+    for m in _HOLIDAY.finditer(question):
+        before = _WORD_BEFORE.search(question[:m.start()])
+        if not free(m) or before is None or before.group(1).lower() not in TIME_PREPOSITIONS:
+            continue
+        month, day_of = _HOLIDAY_DAYS[_APOSTROPHE.sub("", m["holiday"].lower())]
+        day = date(int(m["year"]), month, day_of) if m["year"] else _latest_day(day_of, month, today)
+        if day is None:
+            continue
+        written = DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
+        found.append((m.start(), m.end(), written, DateReading(m.group(0), day, written)))
+        taken.append((m.start(), m.end()))
+    for m in _RELATIVE_MONTH.finditer(question):
+        if not free(m):
+            continue
+        back = RELATIVE_MONTHS[" ".join(m["said"].lower().split())]
+        n = today.year * 12 + today.month - 1 - back
+        year, month = divmod(n, 12)
+        month += 1
+        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
+        before = _WORD_BEFORE.search(question[:m.start()])
+        replacement = written if before and before.group(1).lower() in MONTH_PREPOSITIONS else f"{IN} {written}"
+        found.append((m.start(), m.end(), replacement, DateReading(m.group(0), date(year, month, 1), written)))
+        taken.append((m.start(), m.end()))
     for m in _MONTH_ALONE.finditer(question):
         before = _WORD_BEFORE.search(question[:m.start()])
         if not free(m) or before is None or before.group(1).lower() not in MONTH_PREPOSITIONS:

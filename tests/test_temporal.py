@@ -28,6 +28,12 @@ THURSDAY = date(2024, 8, 29)
     ("what did I do in september?", "what did I do in September 2023?"),  # not yet this year
     ("how many runs since march", "how many runs since March 2024"),
     ("in August, how often did I swim", "in August 2024, how often did I swim"),  # this month so far
+    ("how many chats did I start last month?", "how many chats did I start in July 2024?"),
+    ("runs since last month", "runs since July 2024"),
+    ("the last song I played on new years eve 2023", "the last song I played on 31 December 2023"),
+    ("what did I order before Christmas 2022?", "what did I order before 25 December 2022?"),
+    ("where was I on New Year’s Day", "where was I on 1 January 2024"),
+    ("what did I do on christmas eve", "what did I do on 24 December 2023"),  # not yet this year
 ])
 def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, planned):
     text, readings = read_dates(question, THURSDAY)
@@ -48,6 +54,7 @@ def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, pla
     "my top 3 may songs",
     "did I run in march 3 times",
     "what happened on 31 february",
+    "what did I buy for christmas",  # what a gift was for, not a day
 ])
 def test_a_date_with_its_year_a_month_or_a_word_is_left_alone(question):
     assert read_dates(question, THURSDAY) == (question, ())
@@ -56,3 +63,7 @@ def test_a_date_with_its_year_a_month_or_a_word_is_left_alone(question):
 def test_a_reading_says_what_was_said_and_the_day():
     _, (reading,) = read_dates("which restaurant did I go to last sunday?", THURSDAY)
     assert reading.day == date(2024, 8, 25) and str(reading) == "“last sunday” as Sunday, 25 August 2024"
+
+
+def test_last_month_in_january_is_december_of_the_year_before():
+    assert read_dates("how many runs last month", date(2024, 1, 15))[0] == "how many runs in December 2023"

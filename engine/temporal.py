@@ -81,67 +81,17 @@ _LAST_WEEKDAY = re.compile(
 _WORD_BEFORE = re.compile(r"(\w+)\s*$")
 
 
+Found = tuple[int, int, str, DateReading]  # (start, end, replacement, reading)
+
+
 def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]]:
-    """``question`` with each date it leaves open written whole, and how each was read."""
-    found: list[tuple[int, int, str, DateReading]] = []  # (start, end, replacement, reading)
-    taken: list[tuple[int, int]] = []
-
-    def free(m: re.Match) -> bool:
-        return not any(m.start() < e and s < m.end() for s, e in taken)
-
-    for pattern in (_DAY_MONTH, _MONTH_DAY):
-        for m in pattern.finditer(question):
-            if not free(m) or not _a_date(m, question):
-                continue
-            day = _latest_day(int(m["day"]), MONTH_NUMBERS[m["month"].lower()], today)
-            if day is None:
-                continue
-            written = DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
-            found.append((m.start(), m.end(), written, DateReading(m.group(0), day, written)))
-            taken.append((m.start(), m.end()))
-    for m in _HOLIDAY.finditer(question):
-        before = _WORD_BEFORE.search(question[:m.start()])
-        if not free(m) or before is None or before.group(1).lower() not in TIME_PREPOSITIONS:
-            continue
-        month, day_of = _HOLIDAY_DAYS[_APOSTROPHE.sub("", m["holiday"].lower())]
-        day = date(int(m["year"]), month, day_of) if m["year"] else _latest_day(day_of, month, today)
-        if day is None:
-            continue
-        written = DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
-        found.append((m.start(), m.end(), written, DateReading(m.group(0), day, written)))
-        taken.append((m.start(), m.end()))
-    for m in _RELATIVE_MONTH.finditer(question):
-        if not free(m):
-            continue
-        back = RELATIVE_MONTHS[" ".join(m["said"].lower().split())]
-        n = today.year * 12 + today.month - 1 - back
-        year, month = divmod(n, 12)
-        month += 1
-        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
-        before = _WORD_BEFORE.search(question[:m.start()])
-        replacement = written if before and before.group(1).lower() in MONTH_PREPOSITIONS else f"{IN} {written}"
-        found.append((m.start(), m.end(), replacement, DateReading(m.group(0), date(year, month, 1), written)))
-        taken.append((m.start(), m.end()))
-    for m in _MONTH_ALONE.finditer(question):
-        before = _WORD_BEFORE.search(question[:m.start()])
-        if not free(m) or before is None or before.group(1).lower() not in MONTH_PREPOSITIONS:
-            continue
-        month = MONTH_NUMBERS[m["month"].lower()]
-        year = today.year if month <= today.month else today.year - 1
-        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
-        found.append((m.start(), m.end(), written, DateReading(m.group(0), date(year, month, 1), written)))
-        taken.append((m.start(), m.end()))
-    for m in _LAST_WEEKDAY.finditer(question):
-        if not free(m):
-            continue
-        wanted = WEEKDAY_NAMES.index(m["weekday"].lower())
-        day = today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1)
-        written = WEEKDAY_DAY_FORMAT.format(weekday=WEEKDAY_TITLES[day.weekday()], day=day.day,
-                                            month=MONTH_TITLES[day.month - 1], year=day.year)
-        before = _WORD_BEFORE.search(question[:m.start()])
-        replacement = written if before and before.group(1).lower() in TIME_PREPOSITIONS else f"{ON} {written}"
-        found.append((m.start(), m.end(), replacement, DateReading(m.group(0), day, written)))
-        taken.append((m.start(), m.end()))
+    """``question`` with each date it leaves open written whole, and how each was read.
+    The forms are read in the order below; a span one form took is not read again."""
+    found: list[Found] = []
+    for reader in (_days, _holidays, _relative_months, _months, _last_weekdays):
+        for f in reader(question, today):
+            if not any(f[0] < e and s < f[1] for s, e, _, _ in found):
+                found.append(f)
     if not found:
         return question, ()
     found.sort(key=lambda f: f[0])
@@ -153,13 +103,74 @@ def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]
     return "".join(out), tuple(f[3] for f in found)
 
 
+def _day_written(day: date) -> str:
+    return DAY_FORMAT.format(day=day.day, month=MONTH_TITLES[day.month - 1], year=day.year)
+
+
+def _after(question: str, m: re.Match, words: frozenset[str]) -> bool:
+    """Whether the word before the match is one of ``words``."""
+    before = _WORD_BEFORE.search(question[:m.start()])
+    return before is not None and before.group(1).lower() in words
+
+
+def _days(question: str, today: date):
+    """"the 13th of july", "aug 16th": the latest such day up to today."""
+    for pattern in (_DAY_MONTH, _MONTH_DAY):
+        for m in pattern.finditer(question):
+            if _a_date(m, question) and (day := _latest_day(int(m["day"]), MONTH_NUMBERS[m["month"].lower()],
+                                                            today)) is not None:
+                yield m.start(), m.end(), _day_written(day), DateReading(m.group(0), day, _day_written(day))
+
+
+def _holidays(question: str, today: date):
+    """"before christmas 2023": that day; without a year, the latest up to today."""
+    for m in _HOLIDAY.finditer(question):
+        if not _after(question, m, TIME_PREPOSITIONS):
+            continue
+        month, day_of = _HOLIDAY_DAYS[_APOSTROPHE.sub("", m["holiday"].lower())]
+        day = date(int(m["year"]), month, day_of) if m["year"] else _latest_day(day_of, month, today)
+        if day is not None:
+            yield m.start(), m.end(), _day_written(day), DateReading(m.group(0), day, _day_written(day))
+
+
+def _relative_months(question: str, today: date):
+    """"last month": the month before today's ("in July 2024")."""
+    for m in _RELATIVE_MONTH.finditer(question):
+        n = today.year * 12 + today.month - 1 - RELATIVE_MONTHS[" ".join(m["said"].lower().split())]
+        year, month = n // 12, n % 12 + 1
+        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
+        replacement = written if _after(question, m, MONTH_PREPOSITIONS) else f"{IN} {written}"
+        yield m.start(), m.end(), replacement, DateReading(m.group(0), date(year, month, 1), written)
+
+
+def _months(question: str, today: date):
+    """"in july": the latest such month up to today's."""
+    for m in _MONTH_ALONE.finditer(question):
+        if not _after(question, m, MONTH_PREPOSITIONS):
+            continue
+        month = MONTH_NUMBERS[m["month"].lower()]
+        year = today.year if month <= today.month else today.year - 1
+        written = MONTH_FORMAT.format(month=MONTH_TITLES[month - 1], year=year)
+        yield m.start(), m.end(), written, DateReading(m.group(0), date(year, month, 1), written)
+
+
+def _last_weekdays(question: str, today: date):
+    """"last sunday": the latest Sunday before today."""
+    for m in _LAST_WEEKDAY.finditer(question):
+        wanted = WEEKDAY_NAMES.index(m["weekday"].lower())
+        day = today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1)
+        written = WEEKDAY_DAY_FORMAT.format(weekday=WEEKDAY_TITLES[day.weekday()], day=day.day,
+                                            month=MONTH_TITLES[day.month - 1], year=day.year)
+        replacement = written if _after(question, m, TIME_PREPOSITIONS) else f"{ON} {written}"
+        yield m.start(), m.end(), replacement, DateReading(m.group(0), day, written)
+
+
 def _a_date(m: re.Match, question: str) -> bool:
     """Whether a month that is a word too ("may") is a month here: its day has an
     ordinal or an article, or a time preposition stands before it ("on 3 May")."""
     if m["month"].lower().rstrip(".") not in MONTHS_THAT_ARE_WORDS or m["ordinal"] or m["article"]:
         return True
-    before = _WORD_BEFORE.search(question[:m.start()])
-    return before is not None and before.group(1).lower() in TIME_PREPOSITIONS
+    return _after(question, m, TIME_PREPOSITIONS)
 
 
 def _latest_day(day: int, month: int, today: date) -> date | None:

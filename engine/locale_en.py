@@ -183,6 +183,10 @@ MONEY_KEY_WORDS = ("total", "amount", "price", "cost", "spend", "spent", "paid",
                    "bill", "value", "budget", "salary", "income", "expense", "eur", "usd", "gbp", "dollar", "euro",
                    "tip", "refund", "balance")
 CURRENCY_KEY_WORDS = (*MONEY_KEY_WORDS, "currenc")
+#: a key asking for an identifier (an order, flight, booking or seat number): its value
+#: has a digit and is no date ("LH 2034", "14C", "DE05436415"), where asked the flight
+#: number of "Your trip to Buenos Aires" the model answered "Buenos Aires"
+IDENTIFIER_KEY_WORDS = ("_id", "number", "_no", "seat", "gate", "reference", "tracking", "invoice")
 FOOD_KEY_WORDS = ("cuisine", "food", "dish", "meal", "restaurant", "dinner", "lunch", "breakfast", "eat", "cook",
                   "type", "kind", "categor", "style")
 

@@ -1701,6 +1701,21 @@ def test_a_weekday_currency_or_cuisine_answers_only_keys_about_time_money_or_foo
     assert got["cuisine"] == ["Italian", "Italian"]
 
 
+def test_an_identifier_has_a_digit_and_is_no_date(store):
+    """Asked the flight number of a trip's mails, the model answered the city."""
+    t = datetime(2023, 6, 30, 9, tzinfo=BERLIN)
+    add(store, [ev("mail", "mail", t, 0, "Your trip", "Your flight to Buenos Aires on 14 January is confirmed."),
+                ev("mail", "mail", t + timedelta(days=1), 0, "Boarding pass", "Flight LH 2034, seat 14C, gate B12.")])
+    answer = {"flight_number": ("Buenos Aires", "LH 2034"), "seat": ("14 January", "14C"),
+              "destination": ("Buenos Aires", "Buenos Aires")}
+    extractor = FakeExtractor(lambda key, text: answer[key][0 if "confirmed" in text else 1])
+    for key, kept in (("flight_number", ["LH 2034", "None"]), ("seat", ["14C", "None"]),
+                      ("destination", ["Buenos Aires", "Buenos Aires"])):
+        result = execute(f'EXTRACT(l=RETRIEVE(query="flight"), attr_names=["{key}"], attr_types=[str])', store,
+                         Models(extractor=extractor), today=TODAY)
+        assert sorted(str(r.get(key)) for r in result.rows) == kept, key
+
+
 def test_people_are_never_read_off_an_attribute_that_holds_words(store):
     """Asked who came along on runs, the model answered each run's "running", which
     equals its sport: the mapping people -> sport froze and "running" won."""

@@ -14,8 +14,8 @@ import re
 from datetime import date, datetime
 from typing import Any
 
-from engine.locale_en import (CURRENCY_KEY_WORDS, DATE_KEY_WORDS, FOOD_KEY_WORDS, FUNCTION_WORDS, MONEY_KEY_WORDS,
-                              PRONOUNS, SPAN_EDGE_WORDS)
+from engine.locale_en import (CURRENCY_KEY_WORDS, DATE_KEY_WORDS, FOOD_KEY_WORDS, FUNCTION_WORDS,
+                              IDENTIFIER_KEY_WORDS, MONEY_KEY_WORDS, PRONOUNS, SPAN_EDGE_WORDS)
 from engine.operators.categories import cuisine_food, named_category, the_one_named, vocabulary_named
 from engine.operators.extract.keys import norm_key
 from engine.operators.extract.parsing import DATES, ISO_DATE, NUMBER, PRICES, parse_number
@@ -113,6 +113,8 @@ _DATE_KEYS = _key_words(DATE_KEY_WORDS)
 _MONEY_KEYS = _key_words(MONEY_KEY_WORDS)
 _CURRENCY_KEYS = _key_words(CURRENCY_KEY_WORDS)
 _FOOD_KEYS = _key_words(FOOD_KEY_WORDS)
+_IDENTIFIER_KEYS = _key_words(IDENTIFIER_KEY_WORDS)
+_DIGIT = re.compile(r"\d")
 
 
 def fits(key: str, value: Any) -> bool:
@@ -121,9 +123,13 @@ def fits(key: str, value: Any) -> bool:
     the answer only to a key about time, a currency only to one about money: asked
     the food of "Italian dinner with Ana at Osteria da Hänel on Friday", the model
     answered "Friday". A cuisine answers only a key about food or a kind of thing:
-    asked the "fruit" of TimelineQA's diary notes, it answered "chinese"."""
+    asked the "fruit" of TimelineQA's diary notes, it answered "chinese". An
+    identifier (a key for an order, flight, booking or seat number) has a digit and is
+    no date: asked the flight number of a trip's mails, it answered "Buenos Aires"."""
     if not isinstance(value, str):
         return True
+    if _IDENTIFIER_KEYS.search(key) and (not _DIGIT.search(value) or is_a_date(value)):
+        return False
     named = vocabulary_named(value)
     if named == "weekday" and not _DATE_KEYS.search(key) or \
             named == "currency" and not _CURRENCY_KEYS.search(key) or \

@@ -94,7 +94,7 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
     values["end"] = max((rows[m].get("end") or rows[m].get("start")) for m in timed)
     in_order = [timed[0], *(m for m in members if m != timed[0])]
     values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in in_order) if t)
-    values["sources"] = sorted({rows[m].get("source") for m in members})
+    values["sources"] = sorted({s for m in members for s in (rows[m].get("sources") or [rows[m].get("source")])})
     return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
 
 
@@ -102,10 +102,7 @@ def merge_into(row: Row, notes: list[Row]) -> Row:
     """``row`` with ``notes`` (whole-day notes that record its happening) merged in, as
     :func:`merge_overlapping` merges a day's note into its day's one happening."""
     rows = [row, *notes]
-    merged = _merged(rows, list(range(len(rows))))
-    merged.values["sources"] = sorted({*(row.get("sources") or [row.get("source")]),
-                                       *(n.get("source") for n in notes)})
-    return merged
+    return _merged(rows, list(range(len(rows))))
 
 
 def _merge_orders(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:

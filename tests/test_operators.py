@@ -606,6 +606,33 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_must_say_the_name(st
                        today=TODAY, retrieve_settings=off).rows) == 2
 
 
+def test_what_the_reranker_keeps_for_a_query_naming_a_recurring_title_must_say_its_words(store):
+    """A query in lower case names a series by the store's own title: "weekly team
+    meeting" is the calendar's "Team weekly", not any meeting the reranker passes."""
+    weekly = [ev("calendar", "event", datetime(2024, 2, 5 + 7 * w, 10, tzinfo=BERLIN), 60, "Team weekly",
+                 "Team weekly meeting, room 4") for w in range(3)]
+    other = [ev("calendar", "event", datetime(2024, 2, 6, 15, tzinfo=BERLIN), 60, "Meeting notes",
+                "meeting notes from today"),
+             ev("calendar", "event", datetime(2024, 2, 7, 15, tzinfo=BERLIN), 60, "Planning meeting",
+                "a meeting with the team about planning")]
+    add(store, retrieval_life() + weekly + other)
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    meetings = FakeReranker("meeting")  # lets any meeting through
+    settings = RetrieveSettings(verify_irrelevant=0)
+    found = execute('RETRIEVE(query="weekly team meeting")', store, Models(patterns=patterns, reranker=meetings),
+                    today=TODAY, retrieve_settings=settings)
+    assert [r.get("title") for r in found.rows] == ["Team weekly"] * 3
+    assert any("say none of the titles the query names: 'Team weekly'" in n
+               for st in found.nodes for n in st.notes)
+    # a query that says only part of the title names none: every meeting stays
+    # (the life's "Music licensing meeting" too)
+    assert len(execute('RETRIEVE(query="team meeting")', store, Models(patterns=patterns, reranker=meetings),
+                       today=TODAY, retrieve_settings=settings).rows) == 6
+    off = RetrieveSettings(verify_irrelevant=0, require_names=False)
+    assert len(execute('RETRIEVE(query="weekly team meeting")', store, Models(patterns=patterns, reranker=meetings),
+                       today=TODAY, retrieve_settings=off).rows) == 6
+
+
 def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_the_name_too(store):
     """The real reranker scored every event naming Chloe alike for "go get groceries
     with Chloe", her dates too; asked without the name, it told them apart."""

@@ -39,6 +39,9 @@
    shopping with Jack." for "go to the grocery store with Chloe"), and pass the
    reranker for the query without its names too, where that says more than the kind
    of event (given "Chloe", it passed her dates for "go get groceries with Chloe").
+   A query that says every word of a title the store's events share names that
+   thing in any case ("weekly team meeting", the calendar's "Team weekly"): what
+   passes must say those words too (:mod:`.titles`).
    What is kept by a sentence or by the reranker names no other meal than the query
    (:func:`~engine.retrieval.words.contradicts`: a dinner is no lunch). With
    ``rerank_window`` set, a RETRIEVE right under a FILTER that reads only times has

@@ -14,6 +14,7 @@ from engine.operators.context import OperatorContext
 from engine.operators.retrieve.events import Event
 from engine.operators.retrieve.names import names, says_a_name, without_names
 from engine.operators.retrieve.scores import best_passages, passed_similarities, similarities, stored_similarities
+from engine.operators.retrieve.titles import Title, says_a_title, titles_named
 from engine.retrieval.words import contradicts
 
 Passed = list[tuple[Event, str]]  # each passing event with the passage that made it pass
@@ -29,6 +30,9 @@ def rerank(ctx: OperatorContext, query: str, undecided: list[Event]) -> list[str
     wanted = names(query) if ctx.retrieve.require_names else []
     if wanted and passed:
         passed = _saying_a_name(ctx, passed, wanted)
+    titles = titles_named(ctx, query) if ctx.retrieve.require_names and passed else []
+    if titles:
+        passed = _saying_a_title(ctx, passed, titles)
     rest = without_names(query, wanted)
     if rest and passed and ctx.retrieve.rest_threshold is not None:
         passed = _passing_without_the_names(ctx, rest, passed)
@@ -72,6 +76,17 @@ def _saying_a_name(ctx: OperatorContext, passed: Passed, wanted: list[tuple[str,
         ctx.note(f"{len(passed) - len(named)} of them dropped: they name none of "
                  + ", ".join(f"'{' '.join(n)}'" for n in wanted))
     return named
+
+
+def _saying_a_title(ctx: OperatorContext, passed: Passed, titles: list[Title]) -> Passed:
+    """Those that say every word of one of the store's recurring titles the query
+    names (:mod:`.titles`): the reranker passed haircuts and "Meeting notes" mails
+    for "weekly team meeting", the calendar's "Team weekly"."""
+    said = [(e, text) for e, text in passed if says_a_title(e, titles)]
+    if len(said) < len(passed):
+        ctx.note(f"{len(passed) - len(said)} of them dropped: they say none of the titles the query names: "
+                 + ", ".join(f"'{t}'" for t, _ in titles))
+    return said
 
 
 def _passing_without_the_names(ctx: OperatorContext, rest: str, passed: Passed) -> Passed:

@@ -633,6 +633,31 @@ def test_what_the_reranker_keeps_for_a_query_naming_a_recurring_title_must_say_i
                        today=TODAY, retrieve_settings=off).rows) == 6
 
 
+def test_a_value_the_query_names_brings_all_its_events_not_only_the_searchs_best_hits(store):
+    """The search finds a few of an artist's plays; the reranker passes them; every
+    play with that artist is kept, also those the search never brought."""
+    t = datetime(2024, 3, 1, 20, tzinfo=BERLIN)
+    plays = [ev("spotify", "music_stream", t + timedelta(days=i), 4, f"Louise Cooper – Song {i}",
+                f"Listened to Song {i} by Louise Cooper", artist="Louise Cooper", track=f"Song {i}")
+             for i in range(10)]
+    others = [ev("spotify", "music_stream", t + timedelta(days=i, hours=1), 4, f"Nova Blue – Tune {i}",
+                 f"Listened to Tune {i} by Nova Blue", artist="Nova Blue", track=f"Tune {i}") for i in range(5)]
+    add(store, retrieval_life() + plays + others)
+    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("cooper"))
+    few = RetrieveSettings(verify_irrelevant=0, fts_candidates=3, rerank_whole_group=0)
+    found = execute('RETRIEVE(query="songs by Louise Cooper")', store, models, today=TODAY, retrieve_settings=few)
+    assert sorted(r.get("title") for r in found.rows) == sorted(f"Louise Cooper – Song {i}" for i in range(10))
+    assert any("artist: Louise Cooper" in n and "the value the query names" in n
+               for st in found.nodes for n in st.notes)
+    # a query that asks for more than the named thing ("loud") keeps what was judged only
+    loud = execute('RETRIEVE(query="loud songs by Louise Cooper")', store, models, today=TODAY,
+                   retrieve_settings=few)
+    assert 0 < len(loud.rows) < 10
+    off = RetrieveSettings(verify_irrelevant=0, fts_candidates=3, rerank_whole_group=0, require_names=False)
+    assert len(execute('RETRIEVE(query="songs by Louise Cooper")', store, models, today=TODAY,
+                       retrieve_settings=off).rows) < 10
+
+
 def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_the_name_too(store):
     """The real reranker scored every event naming Chloe alike for "go get groceries
     with Chloe", her dates too; asked without the name, it told them apart."""

@@ -43,7 +43,11 @@
    thing in any case ("weekly team meeting", the calendar's "Team weekly"): what
    passes must say those words too (:mod:`.titles`).
    What is kept by a sentence or by the reranker names no other meal than the query
-   (:func:`~engine.retrieval.words.contradicts`: a dinner is no lunch). With
+   (:func:`~engine.retrieval.words.contradicts`: a dinner is no lunch). For a
+   query that says only names and kinds ("songs by Louise Cooper"), a value of the
+   judged candidates that is a name it gives ("artist: Louise Cooper") brings all its
+   events from the store when the reranker passed most of its candidates
+   (:mod:`.named_values`): the search's best hits span every year. With
    ``rerank_window`` set, a RETRIEVE right under a FILTER that reads only times has
    the part of a big group the filter can keep judged whole (October 2005's diary
    days, not the best search hits of every year); so has, with ``day_window``, the

@@ -14,6 +14,7 @@ from engine.operators.retrieve.kinds import of_the_kind_named
 from engine.operators.retrieve.memo import recall, remember, search_key, search_span
 from engine.operators.retrieve.mentions import notes_stating
 from engine.operators.retrieve.merging import merge_into, merge_overlapping
+from engine.operators.retrieve.named_values import named_value_events
 from engine.operators.retrieve.reranking import rerank
 from engine.operators.retrieve.values import judge_values
 from engine.plan.nodes import Retrieve
@@ -63,7 +64,10 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
         undecided = [e for e in undecided if e.id not in found.kept]
     # 4. the reranker decides the candidates no pattern did
     if undecided:
-        found.kept.update(dict.fromkeys(rerank(ctx, query, undecided)))
+        passed = rerank(ctx, query, undecided)
+        found.kept.update(dict.fromkeys(passed))
+        # 5. every event of a value the query names, where the reranker passed its candidates
+        found.kept.update(dict.fromkeys(named_value_events(ctx, query, undecided, set(passed), span)))
     rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, found, span))], ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):

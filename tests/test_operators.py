@@ -1705,6 +1705,19 @@ def test_a_number_the_extractor_read_off_a_date_is_no_amount(store):
     assert read_off_a_date(27.0, "total", diary) and not read_off_a_date(27.0, "day_of_month", diary)
 
 
+def test_a_number_the_extractor_read_off_a_time_of_day_is_no_amount():
+    """Asked what a haircut in the calendar cost (fresh train, s4711), the model
+    answered the hour it began; a key about time keeps it, a decimal is no time."""
+    from engine.operators.extract.values import read_off_a_date
+    haircut = Row({"title": "Haircut", "text": "Calendar event: Haircut on Saturday 12 March 2022 at 10:00 "
+                                               "until 10:40 at Salon."}, ("c1",))
+    assert read_off_a_date(10.0, "amount", haircut) and read_off_a_date(40.0, "minutes", haircut)
+    assert not read_off_a_date(10.0, "start_time", haircut)
+    run = Row({"title": "Morning run", "text": "Ran 9.30 km at 7am, paid 10 EUR for the race at 10:00."}, ("r1",))
+    assert not read_off_a_date(9.3, "distance_km", run) and read_off_a_date(7.0, "distance_km", run)
+    assert not read_off_a_date(10.0, "amount", run)  # also written outside the time: paid 10 EUR
+
+
 def test_a_number_the_extractor_read_off_a_price_is_no_distance(store):
     """Asked the "distance_km" of swim goggles (persona p5, "how many km did I swim"),
     the model answered their price."""

@@ -26,6 +26,7 @@ DATES = re.compile(
     rf"|\b\d{{1,2}}(?:st|nd|rd|th)?\s+{MONTH}(?:,?\s+\d{{4}})?\b"
     rf"|\b{MONTH}\s+\d{{1,2}}(?:st|nd|rd|th)?(?:,?\s+\d{{4}})?\b", re.I)
 NUMBER = re.compile(r"\d+(?:[.,]\d+)*")  # one number: "27, 2023" is two
+CLOCK_TIMES = re.compile(r"\b\d{1,2}:\d{2}(?::\d{2})?|\b\d{1,2}(?:[.:]\d{2})?\s?[ap]\.?m\b", re.I)  # 10:00, 9.30pm
 _CURRENCY = rf"(?:[{re.escape(CURRENCY_SYMBOLS)}]|\b(?:{'|'.join(CURRENCY_WORDS)})\b)"
 PRICES = re.compile(rf"{_CURRENCY}\s?\d[\d.,']*|\d[\d.,']*\s?{_CURRENCY}")
 

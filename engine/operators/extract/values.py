@@ -18,7 +18,7 @@ from engine.locale_en import (CURRENCY_KEY_WORDS, DATE_KEY_WORDS, FOOD_KEY_WORDS
                               IDENTIFIER_KEY_WORDS, MONEY_KEY_WORDS, PRONOUNS, SPAN_EDGE_WORDS)
 from engine.operators.categories import cuisine_food, named_category, the_one_named, vocabulary_named
 from engine.operators.extract.keys import norm_key
-from engine.operators.extract.parsing import DATES, ISO_DATE, NUMBER, PRICES, parse_number
+from engine.operators.extract.parsing import CLOCK_TIMES, DATES, ISO_DATE, NUMBER, PRICES, parse_number
 from engine.operators.extract.people import people_only, persons_in
 from engine.operators.spans import whole_list, whole_name
 from engine.plan.rows import Row
@@ -141,15 +141,19 @@ def fits(key: str, value: Any) -> bool:
 
 
 def read_off_a_date(value: float, key: str, row: Row) -> bool:
-    """Whether the model's number for a key that is no date occurs in the row's text
-    only inside dates: asked the "total" of a diary day titled "Tuesday, 27 June
-    2023", it answered 27, and the Amazon spend grew by 27. Likewise a number for a
-    key that is no amount of money, read off a price: asked the "distance_km" of
-    swim goggles bought for 43.99 GBP, it answered 43.99, and "how many km did I
-    swim" grew by 204."""
+    """Whether the model's number for a key that is no date or time occurs in the
+    row's text only inside dates and times of day: asked the "total" of a diary day
+    titled "Tuesday, 27 June 2023", it answered 27, and the Amazon spend grew by 27;
+    asked the "amount" paid for a calendar's "Haircut ... at 10:00 until 10:40", it
+    answered 10. Likewise a number for a key that is no amount of money, read off a
+    price: asked the "distance_km" of swim goggles bought for 43.99 GBP, it answered
+    43.99, and "how many km did I swim" grew by 204."""
     text = f"{row.get('title') or ''}\n{row.get('text') or ''}"
-    return (not _DATE_KEYS.search(key) and _only_inside(value, text, DATES)) or (
+    return (not _DATE_KEYS.search(key) and _only_inside(value, text, _DATES_AND_TIMES)) or (
         not _MONEY_KEYS.search(key) and _only_inside(value, text, PRICES))
+
+
+_DATES_AND_TIMES = re.compile(f"{DATES.pattern}|{CLOCK_TIMES.pattern}", re.I)
 
 
 def _only_inside(value: float, text: str, spans: re.Pattern) -> bool:

@@ -1945,6 +1945,29 @@ def test_a_relevant_group_whose_values_tell_its_events_apart_is_judged_as_partia
     assert len(every.rows) == 15
 
 
+def test_a_relevant_value_no_nearer_the_query_than_its_kind_is_not_taken_whole(store):
+    """In a life without yoga the classifier called "activity: swimming" and
+    "activity: cycling" relevant for "yoga" (p6): every swim and ride was counted."""
+    t = datetime(2024, 3, 1, 7, 0, tzinfo=BERLIN)
+    add(store, [ev("health", "workout", t + timedelta(days=i), 45, "Session", "A session", activity=a)
+                for i, a in enumerate(["swimming"] * 4 + ["cycling"] * 3)])
+    patterns = FakePatterns({"activity:": "relevant", "workout": "partial"}, default="irrelevant")
+
+    class YogaNearWorkouts(SportsEmbedder):  # "yoga" is 0.45 from a workout, 0.32 from a yoga-less one
+        def embed(self, texts):
+            return [[0.89, 0, 0, 0, 0.45, 0, 0] if t == "yoga" else v for t, v in zip(texts, super().embed(texts))]
+
+    models = Models(patterns=patterns, reranker=FakeReranker("yoga"), embedder=YogaNearWorkouts())
+    yoga = execute('RETRIEVE(query="yoga")', store, models, today=TODAY)
+    assert yoga.rows == []
+    assert any("activity: swimming" in n and "no nearer the query than its kind" in n for n in yoga.nodes[0].notes)
+    # a value that brings the pattern nearer is taken whole, whatever the reranker says
+    swims = execute('RETRIEVE(query="swimming")', store,
+                    Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=YogaNearWorkouts()),
+                    today=TODAY)
+    assert [r.raw.get("activity") for r in swims.rows] == ["swimming"] * 4
+
+
 def test_the_values_of_a_key_the_query_does_not_name_beside_one_it_does_are_not_asked_for(store):
     """The classifier called "activity: running" relevant for "swimming"; doubted to
     partial, its runs went to the reranker, which let a 7.7 km run into the swims."""

@@ -34,6 +34,7 @@ class Label(Enum):
     FAR = "relevant, but far from the query: partial"
     SIBLING_NEARER = "relevant, but a sibling is much nearer the query: partial"
     OTHER_VALUE_NAMED = "irrelevant: the query names another value of its key"
+    ADDS_NOTHING = "relevant, but no nearer the query than its kind: partial"
     # a whole group looked at more closely (:mod:`engine.operators.retrieve.groups`)
     OUTRANKED = "relevant, but another source's like events are nearer the query: partial"
     SPLITS = "relevant, but its values tell its events apart: partial"

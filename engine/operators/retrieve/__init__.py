@@ -43,7 +43,9 @@
    thing in any case ("weekly team meeting", the calendar's "Team weekly"): what
    passes must say those words too (:mod:`.titles`).
    What is kept by a sentence or by the reranker names no other meal than the query
-   (:func:`~engine.retrieval.words.contradicts`: a dinner is no lunch). For a
+   (:func:`~engine.retrieval.words.contradicts`: a dinner is no lunch). Events that
+   say the same but for their dates and numbers are judged by their majority
+   (:mod:`.alike`: a weekly meeting is no trip in July only). For a
    query that says only names and kinds ("songs by Louise Cooper"), a value of the
    judged candidates that is a name it gives ("artist: Louise Cooper") brings all its
    events from the store when the reranker passed most of its candidates
@@ -54,7 +56,9 @@
    RETRIEVE on the right of a same-day JOIN the days of the left side's rows (the
    meals of the days a tower was visited);
 6. events from different sources whose time spans mostly coincide are merged into one
-   row (union of key-value pairs and spans; provenance = both ids; :mod:`.merging`);
+   row (union of key-value pairs and spans; provenance = both ids; :mod:`.merging`),
+   as are a purchase and the mails with its order number, and a trip and the mail
+   that gives its first and last day;
 7. a day's note that states the measure of its day's one kept happening ("Did 8.5 km in
    Textor Park" and an 8.5 km run) joins that row, kept or not (:mod:`.mentions`).
 

@@ -11,6 +11,7 @@ Reads the models and the index's vectors; decides only which candidates pass.
 from __future__ import annotations
 
 from engine.operators.context import OperatorContext
+from engine.operators.retrieve.alike import passed_against_their_like
 from engine.operators.retrieve.events import Event
 from engine.operators.retrieve.names import names, says_a_name, without_names
 from engine.operators.retrieve.scores import best_passages, passed_similarities, similarities, stored_similarities
@@ -26,7 +27,7 @@ def rerank(ctx: OperatorContext, query: str, undecided: list[Event]) -> list[str
         ctx.note(f"no reranker: kept all {len(undecided)} undecided candidates")
         return [e.id for e in undecided]
     stored = stored_similarities(ctx, query, undecided)
-    passed = _passing(ctx, query, _near_enough_to_pass(ctx, undecided, stored))
+    passed = _judged_alike(ctx, undecided, _passing(ctx, query, _near_enough_to_pass(ctx, undecided, stored)))
     wanted = names(query) if ctx.retrieve.require_names else []
     if wanted and passed:
         passed = _saying_a_name(ctx, passed, wanted)
@@ -66,6 +67,17 @@ def _passing(ctx: OperatorContext, query: str, undecided: list[Event]) -> Passed
         passed.extend((e, text) for e, (s, text) in zip(batch, best) if s >= settings.rerank_threshold)
     ctx.note(f"reranked {len(undecided)} candidates, {len(passed)} passed")
     return passed
+
+
+def _judged_alike(ctx: OperatorContext, judged: list[Event], passed: Passed) -> Passed:
+    """Those not failed by most of the ``judged`` events that say the same but for
+    their dates and numbers (:mod:`.alike`), counting those too far from the query to
+    be reranked as failed: a weekly meeting is not a trip in July only."""
+    against = passed_against_their_like(judged, {e.id for e, _ in passed})
+    if against:
+        ctx.note(f"{len(against)} of them dropped: most events that say the same but for their dates "
+                 "and numbers failed")
+    return [(e, text) for e, text in passed if e.id not in against]
 
 
 def _saying_a_name(ctx: OperatorContext, passed: Passed, wanted: list[tuple[str, ...]]) -> Passed:

@@ -633,6 +633,29 @@ def test_what_the_reranker_keeps_for_a_query_naming_a_recurring_title_must_say_i
                        today=TODAY, retrieve_settings=off).rows) == 6
 
 
+def test_events_that_say_the_same_but_for_their_dates_are_judged_by_their_majority(store):
+    """The reranker passed 14 of a life's 114 "Team weekly" meetings for "trip", the
+    ones in July (p6): a few of a series passing is its noise, not what they say."""
+    t = datetime(2024, 6, 3, 10, tzinfo=BERLIN)
+    weekly = [ev("calendar", "event", t + timedelta(weeks=w), 60, "Team weekly",
+                 f"Team weekly on {(t + timedelta(weeks=w)):%A %d %B %Y}, trip planning of the week")
+              for w in range(6)]  # June and July
+    trip = ev("calendar", "event", datetime(2024, 7, 20, tzinfo=BERLIN), 3 * 24 * 60, "Trip to Rome",
+              "Trip to Rome in July, three days")
+    add(store, weekly + [trip])
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    settings = RetrieveSettings(verify_irrelevant=0)
+    found = execute('RETRIEVE(query="trip")', store, Models(patterns=patterns, reranker=FakeReranker("july")),
+                    today=TODAY, retrieve_settings=settings)
+    assert [r.get("title") for r in found.rows] == ["Trip to Rome"]
+    assert any("most events that say the same but for their dates and numbers failed" in n
+               for st in found.nodes for n in st.notes)
+    # where most of them pass, they all stay passed
+    every = execute('RETRIEVE(query="trip")', store, Models(patterns=patterns, reranker=FakeReranker("trip")),
+                    today=TODAY, retrieve_settings=settings)
+    assert len(every.rows) == 7
+
+
 def test_a_value_the_query_names_brings_all_its_events_not_only_the_searchs_best_hits(store):
     """The search finds a few of an artist's plays; the reranker passes them; every
     play with that artist is kept, also those the search never brought."""
@@ -1259,6 +1282,24 @@ def test_a_purchase_and_the_mail_that_confirms_its_order_are_one_order():
     # the purchase and both its mails are one row; the other order's mail is its own
     assert sorted(len(r.ids) for r in merged) == [1, 3]
     assert merged[0].get("source") == "amazon" and merged[0].get("start") == t
+
+
+def test_a_mail_that_gives_a_trips_first_and_last_day_is_that_trip():
+    """p6 (dev): "how often did i travel in total" counted each trip's booking mail
+    as a trip of its own."""
+    from engine.operators.retrieve import merge_overlapping
+    from engine.operators.retrieve.merging import days_written
+    trip = ev("calendar", "calendar_event", datetime(2022, 6, 7, tzinfo=BERLIN), 7 * 24 * 60, "✈ Barcelona",
+              "Calendar event: ✈ Barcelona on Tuesday 07 June 2022 for 7 days (all day)")
+    booked = ev("mail", "mail", datetime(2022, 5, 11, 10, tzinfo=BERLIN), 0, "Your trip to Barcelona is booked",
+                "Hello Sam, your flights to Barcelona are confirmed: out on 07 Jun 2022, back on 13 Jun 2022.")
+    other = ev("mail", "mail", datetime(2022, 5, 12, 10, tzinfo=BERLIN), 0, "Your trip to Rome is booked",
+               "Flights to Rome: out on 07 Jun 2022, back on 10 Jun 2022.")  # the same first day only
+    merged = merge_overlapping(rows_of([trip, booked, other]), 0.5)
+    assert sorted(len(r.ids) for r in merged) == [1, 2]
+    [both] = [r for r in merged if len(r.ids) == 2]
+    assert both.ids == {trip.id, booked.id} and both.get("title") == "✈ Barcelona"
+    assert days_written("June 7th, 2022; 2022-06-13; 31 Feb 2022; 7 June") == {date(2022, 6, 7), date(2022, 6, 13)}
 
 
 def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time():

@@ -1,16 +1,26 @@
 """One row per happening: RETRIEVE's rows from different sources that record the
 same happening (spans that mostly coincide, a diary day and the one timed event
-of that day, the same order number) become one row, with the union of their
-key-value pairs, their spans and their ids.
+of that day, the same order number, a mail that gives a trip's first and last
+day) become one row, with the union of their key-value pairs, their spans and
+their ids.
 
-Rows in, rows out: no model, no store.
+Rows in, rows out: no model, no store; the month names dates are read by are
+:mod:`engine.locale_en`'s.
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from datetime import date, datetime, timedelta
 
+from engine.locale_en import MONTH, MONTH_NUMBERS, ORDINAL_SUFFIXES
 from engine.plan.rows import Row, order_numbers, spans_whole_days
+
+_ORDINAL = f"(?:{'|'.join(ORDINAL_SUFFIXES)})?"
+# "07 Jun 2022", "June 7th, 2022", "2022-06-07": a day written with its year
+_DAY_WRITTEN = re.compile(rf"\b(\d{{1,2}}){_ORDINAL}\s+({MONTH}),?\s+(\d{{4}})\b"
+                          rf"|\b({MONTH})\s+(\d{{1,2}}){_ORDINAL},?\s+(\d{{4}})\b"
+                          r"|\b(\d{4})-(\d{2})-(\d{2})\b", re.IGNORECASE)
 
 MERGED_TEXTS = " | "  # joins the texts of events merged into one row
 
@@ -38,6 +48,7 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     _merge_coinciding_spans(rows, order, min_overlap, find, parent)
     _merge_days_into_their_happening(rows, find, parent)
     _merge_orders(rows, find, parent)
+    _merge_those_giving_its_days(rows, find, parent)
     groups: dict[int, list[int]] = {}
     for i in order:
         groups.setdefault(find(i), []).append(i)
@@ -79,13 +90,15 @@ def _merge_coinciding_spans(rows: list[Row], order: list[int], min_overlap: floa
 
 
 def _merged(rows: list[Row], members: list[int]) -> Row:
-    """The one row of a group of rows (in time order): the first timed row's values,
-    the timed rows' span, everyone's texts, sources, raw values and ids. The text of
+    """The one row of a group of rows (in time order): the first leading row's values
+    (:func:`_lead`), the leading rows' span, everyone's texts, sources, raw values
+    and ids. The text of
     the row whose values it has comes first, then the others' in time order, so the
     title is read with the text it belongs to: a diary's note of the day starts at
     midnight, and read first under the Strava run's title "Morning Run", its "run
     around Loos Park" was answered "Morning Run" when asked where the run was."""
-    timed = [m for m in members if not spans_whole_days(rows[m])] or members
+    best = min(_lead(rows[m]) for m in members)
+    timed = [m for m in members if _lead(rows[m]) == best]
     values = dict(rows[timed[0]].values)
     raw: dict = {}
     for m in reversed(members):
@@ -96,6 +109,17 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
     values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in in_order) if t)
     values["sources"] = sorted({s for m in members for s in (rows[m].get("sources") or [rows[m].get("source")])})
     return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
+
+
+def _lead(row: Row) -> int:
+    """Which rows of a happening lead its merged row, lowest first: a timed span (a
+    run, a game), then days that are more than one (a trip: its booking mail is no
+    trip's time), then an instant (a purchase, a mail), then a day's note."""
+    s, e = row.get("start"), row.get("end")
+    lasts = isinstance(s, datetime) and isinstance(e, datetime) and e > s
+    if not spans_whole_days(row):
+        return 0 if lasts else 2
+    return 1 if e - s > timedelta(days=1) else 3
 
 
 def merge_into(row: Row, notes: list[Row]) -> Row:
@@ -140,3 +164,49 @@ def _merge_days_into_their_happening(rows: list[Row], find: Callable[[int], int]
                  and not sources & {rows[m].get("source") for m in groups[t]}]
         if len(found) == 1:
             parent[root] = found[0]
+
+
+def days_written(text: str) -> set[date]:
+    """The days ``text`` writes with their year: "out on 07 Jun 2022, back on 13 Jun
+    2022" {2022-06-07, 2022-06-13}."""
+    out: set[date] = set()
+    for m in _DAY_WRITTEN.finditer(text or ""):
+        g = m.groups()
+        if g[0]:
+            day, month, year = g[0], g[1], g[2]
+        elif g[3]:
+            day, month, year = g[4], g[3], g[5]
+        else:
+            year, month, day = g[6], g[7], g[8]
+        number = int(month) if month.isdigit() else MONTH_NUMBERS.get(month.lower().rstrip(".")[:3])
+        try:
+            out.add(date(int(year), number, int(day)))
+        except (TypeError, ValueError):
+            continue
+    return out
+
+
+def _merge_those_giving_its_days(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
+    """A row that is no span of days and writes both the first and the last day of a
+    row of another source that spans several is about that happening: the booking
+    mail "out on 07 Jun 2022, back on 13 Jun 2022" and the calendar's seven days in
+    Barcelona are one trip (six trips were counted as twelve, and more)."""
+    spans: dict[tuple[date, date], list[int]] = {}
+    for i, r in enumerate(rows):
+        s, e = r.get("start"), r.get("end")
+        if isinstance(s, datetime) and isinstance(e, datetime) and e - s > timedelta(days=1):
+            last = (e - timedelta(microseconds=1)).date() if spans_whole_days(r) else e.date()
+            spans.setdefault((s.date(), last), []).append(i)
+    if not spans:
+        return
+    for i, r in enumerate(rows):
+        s, e = r.get("start"), r.get("end")
+        if isinstance(s, datetime) and isinstance(e, datetime) and e - s > timedelta(days=1):
+            continue
+        written = days_written(f"{r.get('title') or ''} {r.get('text') or ''}")
+        if len(written) < 2:
+            continue
+        found = [j for (first, last), js in spans.items() if first in written and last in written
+                 for j in js if rows[j].get("source") != r.get("source")]
+        if len({find(j) for j in found}) == 1:
+            parent[find(i)] = find(found[0])

@@ -665,13 +665,21 @@ def test_a_value_the_query_names_brings_all_its_events_not_only_the_searchs_best
              for i in range(10)]
     others = [ev("spotify", "music_stream", t + timedelta(days=i, hours=1), 4, f"Nova Blue – Tune {i}",
                  f"Listened to Tune {i} by Nova Blue", artist="Nova Blue", track=f"Tune {i}") for i in range(5)]
-    add(store, retrieval_life() + plays + others)
+    # another artist who shares a word of the name, whose plays the reranker passes too
+    namesake = [ev("spotify", "music_stream", t + timedelta(days=i, hours=2), 4, f"Anna Cooper – Air {i}",
+                   f"Listened to Air {i} by Anna Cooper", artist="Anna Cooper", track=f"Air {i}") for i in range(2)]
+    add(store, retrieval_life() + plays + others + namesake)
     models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("cooper"))
     few = RetrieveSettings(verify_irrelevant=0, fts_candidates=3, rerank_whole_group=0)
     found = execute('RETRIEVE(query="songs by Louise Cooper")', store, models, today=TODAY, retrieve_settings=few)
     assert sorted(r.get("title") for r in found.rows) == sorted(f"Louise Cooper – Song {i}" for i in range(10))
     assert any("artist: Louise Cooper" in n and "the value the query names" in n
                for st in found.nodes for n in st.notes)
+    # the namesake's plays the reranker passes are no plays of the named artist
+    wide = RetrieveSettings(verify_irrelevant=0, fts_candidates=20, rerank_whole_group=0)
+    found = execute('RETRIEVE(query="songs by Louise Cooper")', store, models, today=TODAY, retrieve_settings=wide)
+    assert sorted(r.get("title") for r in found.rows) == sorted(f"Louise Cooper – Song {i}" for i in range(10))
+    assert any("2 of those passed dropped: they give another value" in n for st in found.nodes for n in st.notes)
     # a query that asks for more than the named thing ("loud") keeps what was judged only
     loud = execute('RETRIEVE(query="loud songs by Louise Cooper")', store, models, today=TODAY,
                    retrieve_settings=few)

@@ -4,7 +4,9 @@ plays of July 2024 the reranker saw and passed 6. A value of a judged candidate
 ("artist: Louise Cooper", "restaurant: Pizzeria Niemeier") that says every word of a
 name the query gives (:func:`engine.operators.retrieve.names.names`) is that named
 thing; when the reranker passed most of its candidates, every event of the store
-with that value is kept, in the span the FILTER over the search reads.
+with that value is kept, in the span the FILTER over the search reads, and a
+candidate it passed that gives another value of that key is not ("artist: Lisa
+Stone" for "songs by The Stone Randolphs").
 
 Only for a query that says nothing but names and kinds of event
 (:func:`~engine.operators.retrieve.names.without_names` is empty): "lunch with
@@ -29,13 +31,15 @@ _WORD = re.compile(r"\w+")
 
 
 def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], passed: set[str],
-                       span: Span | None) -> list[str]:
+                       span: Span | None) -> tuple[list[str], set[str]]:
     """The ids of every event whose value a name of ``query`` is (see the module),
     where the reranker passed at least two of the ``judged`` candidates with that
-    value and at least half of them; ``passed``: the ids it passed."""
+    value and at least half of them; ``passed``: the ids it passed. And the ids of
+    ``passed`` that give another value of the same key: "artist: Lisa Stone" is not
+    "The Stone Randolphs", though the reranker passed her songs for them."""
     wanted = [{w.lower() for w in name} for name in (names(query) if ctx.retrieve.require_names else [])]
     if not wanted or not judged or without_names(query, names(query)):
-        return []
+        return [], set()
     with_value: dict[tuple[str, str, str, str], list[Event]] = defaultdict(list)
     for e in judged:
         for key, value in e.items:
@@ -43,10 +47,12 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
             if any(name <= words for name in wanted):
                 with_value[(e.source, e.kind, key, value)].append(e)
     out: dict[str, None] = {}
+    named: dict[tuple[str, str, str], set[str]] = defaultdict(set)  # (source, kind, key): the values named
     for (source, kind, key, value), events in sorted(with_value.items()):
         ok = sum(e.id in passed for e in events)
         if ok < 2 or 2 * ok < len(events):
             continue
+        named[(source, kind, key)].add(value)
         p = with_item(group_pattern(source, kind), (key, value))
         ids = [e.id for e in fetch_events(ctx, ids_where(ctx, p, span)) if not contradicts(query, e.said)]
         more = [i for i in ids if i not in passed and i not in out]
@@ -54,4 +60,9 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
             ctx.note(f"{describe_pattern(p)}: the value the query names; its {len(more)} events the search "
                      "did not bring are kept too")
         out.update(dict.fromkeys(ids))
-    return list(out)
+    other = {e.id for e in judged if e.id in passed and e.id not in out and any(
+        v not in named[(e.source, e.kind, k)] for k, v in e.items if (e.source, e.kind, k) in named)}
+    if other:
+        ctx.note(f"{len(other)} of those passed dropped: they give another value of the key the query's name is "
+                 "a value of")
+    return list(out), other

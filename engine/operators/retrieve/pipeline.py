@@ -67,7 +67,10 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
         passed = rerank(ctx, query, undecided)
         found.kept.update(dict.fromkeys(passed))
         # 5. every event of a value the query names, where the reranker passed its candidates
-        found.kept.update(dict.fromkeys(named_value_events(ctx, query, undecided, set(passed), span)))
+        named, other = named_value_events(ctx, query, undecided, set(passed), span)
+        found.kept.update(dict.fromkeys(named))
+        for i in other:
+            found.kept.pop(i, None)
     rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, found, span))], ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):

@@ -1765,6 +1765,10 @@ def test_a_number_the_extractor_read_off_a_time_of_day_is_no_amount():
     run = Row({"title": "Morning run", "text": "Ran 9.30 km at 7am, paid 10 EUR for the race at 10:00."}, ("r1",))
     assert not read_off_a_date(9.3, "distance_km", run) and read_off_a_date(7.0, "distance_km", run)
     assert not read_off_a_date(10.0, "amount", run)  # also written outside the time: paid 10 EUR
+    # a number for a key about money, read off a measure in another unit
+    song = Row({"title": "Louise Cooper – Air", "text": "Listened to Air by Louise Cooper for 3 min 49 s."}, ("s1",))
+    assert read_off_a_date(3.0, "amount", song) and read_off_a_date(49.0, "price", song)
+    assert read_off_a_date(9.3, "amount", run) and not read_off_a_date(3.0, "minutes", song)
 
 
 def test_a_number_the_extractor_read_off_a_price_is_no_distance(store):
@@ -1778,7 +1782,7 @@ def test_a_number_the_extractor_read_off_a_price_is_no_distance(store):
                      'attr_types=[float, float])', store, Models(extractor=extractor), today=TODAY)
     got = {r.get("title"): (r.get("distance_km"), r.get("total")) for r in result.rows}
     assert got == {"Hamilton swim goggles": (None, 43.99),  # a price is an amount of money, not of km
-                   "Swim": (2.5, 2.5)}
+                   "Swim": (2.5, None)}  # and 2.5 km no amount of money
 
 
 def test_people_the_extractor_names_in_lower_case_are_no_people(store):

@@ -14,8 +14,8 @@ import re
 from datetime import date, datetime
 from typing import Any
 
-from engine.locale_en import (CURRENCY_KEY_WORDS, DATE_KEY_WORDS, FOOD_KEY_WORDS, FUNCTION_WORDS,
-                              IDENTIFIER_KEY_WORDS, MONEY_KEY_WORDS, PRONOUNS, SPAN_EDGE_WORDS)
+from engine.locale_en import (CURRENCY_KEY_WORDS, CURRENCY_WORDS, DATE_KEY_WORDS, FOOD_KEY_WORDS, FUNCTION_WORDS,
+                              IDENTIFIER_KEY_WORDS, MONEY_KEY_WORDS, NUMBER_UNITS, PRONOUNS, SPAN_EDGE_WORDS)
 from engine.operators.categories import cuisine_food, named_category, the_one_named, vocabulary_named
 from engine.operators.extract.keys import norm_key
 from engine.operators.extract.parsing import CLOCK_TIMES, DATES, ISO_DATE, NUMBER, PRICES, parse_number
@@ -147,13 +147,23 @@ def read_off_a_date(value: float, key: str, row: Row) -> bool:
     asked the "amount" paid for a calendar's "Haircut ... at 10:00 until 10:40", it
     answered 10. Likewise a number for a key that is no amount of money, read off a
     price: asked the "distance_km" of swim goggles bought for 43.99 GBP, it answered
-    43.99, and "how many km did I swim" grew by 204."""
+    43.99, and "how many km did I swim" grew by 204; and a number for a key about
+    money read off a measure in another unit: asked the "amount" of song plays
+    ("... for 3 min 49 s"), it answered their minutes, and a year's Spotify cost
+    came out 39,966."""
     text = f"{row.get('title') or ''}\n{row.get('text') or ''}"
+    money = _MONEY_KEYS.search(key)
     return (not _DATE_KEYS.search(key) and _only_inside(value, text, _DATES_AND_TIMES)) or (
-        not _MONEY_KEYS.search(key) and _only_inside(value, text, PRICES))
+        not money and _only_inside(value, text, PRICES)) or bool(
+        money and _only_inside(value, text, _OTHER_MEASURES))
 
 
 _DATES_AND_TIMES = re.compile(f"{DATES.pattern}|{CLOCK_TIMES.pattern}", re.I)
+# a number with a unit that is no currency: "3 min", "49 s", "7.9 km"
+_OTHER_MEASURES = re.compile(
+    r"\d+(?:[.,]\d+)?\s?(?:" + "|".join(map(re.escape, sorted(
+        {u for u in NUMBER_UNITS if u.upper() not in {c.upper() for c in CURRENCY_WORDS}}, key=len, reverse=True)))
+    + r")\b", re.I)
 
 
 def _only_inside(value: float, text: str, spans: re.Pattern) -> bool:

@@ -689,6 +689,21 @@ def test_a_value_the_query_names_brings_all_its_events_not_only_the_searchs_best
                        retrieve_settings=off).rows) < 10
 
 
+def test_a_mail_to_someone_named_stays_though_the_named_value_is_on_the_mails_from_them(store):
+    """"mail I sent to Augusta Jäntsch" (fresh train, s4711): the named value was the
+    sender of her mails to me; my mails to her give another sender and say her name."""
+    t = datetime(2023, 3, 1, 9, tzinfo=BERLIN)
+    hers = [ev("mail", "mail", t + timedelta(days=i), 0, f"Re: plan {i}", f"Mail from Augusta Jantsch to Mara "
+               f"on plan {i}", from_name="Augusta Jantsch", direction="received") for i in range(3)]
+    mine = [ev("mail", "mail", t + timedelta(days=i, hours=2), 0, f"Plan {i}", f"Mail from Mara to Augusta Jantsch "
+               f"on plan {i}", from_name="Mara", direction="sent") for i in range(3)]
+    add(store, hers + mine)
+    models = Models(patterns=FakePatterns({}, default="partial"), reranker=FakeReranker("augusta"))
+    found = execute('RETRIEVE(query="mail I sent to Augusta Jantsch")', store, models, today=TODAY,
+                    retrieve_settings=RetrieveSettings(verify_irrelevant=0, rerank_whole_group=0))
+    assert len(found.rows) == 6
+
+
 def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_the_name_too(store):
     """The real reranker scored every event naming Chloe alike for "go get groceries
     with Chloe", her dates too; asked without the name, it told them apart."""

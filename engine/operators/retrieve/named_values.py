@@ -35,17 +35,23 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
     """The ids of every event whose value a name of ``query`` is (see the module),
     where the reranker passed at least two of the ``judged`` candidates with that
     value and at least half of them; ``passed``: the ids it passed. And the ids of
-    ``passed`` that give another value of the same key: "artist: Lisa Stone" is not
-    "The Stone Randolphs", though the reranker passed her songs for them."""
+    ``passed`` that give another value of the same key and say no name whole:
+    "artist: Lisa Stone" is not "The Stone Randolphs", though the reranker passed her
+    songs for them; a mail to someone that says their name is theirs, though the
+    mails "from" them were the ones named."""
     wanted = [{w.lower() for w in name} for name in (names(query) if ctx.retrieve.require_names else [])]
     if not wanted or not judged or without_names(query, names(query)):
         return [], set()
     with_value: dict[tuple[str, str, str, str], list[Event]] = defaultdict(list)
+    naming: set[str] = set()  # the judged events that say every word of a name
     for e in judged:
         for key, value in e.items:
             words = {w.lower() for w in _WORD.findall(value)}
             if any(name <= words for name in wanted):
                 with_value[(e.source, e.kind, key, value)].append(e)
+                naming.add(e.id)
+        if any(name <= {w.lower() for w in _WORD.findall(e.said)} for name in wanted):
+            naming.add(e.id)
     out: dict[str, None] = {}
     named: dict[tuple[str, str, str], set[str]] = defaultdict(set)  # (source, kind, key): the values named
     for (source, kind, key, value), events in sorted(with_value.items()):
@@ -60,7 +66,8 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
             ctx.note(f"{describe_pattern(p)}: the value the query names; its {len(more)} events the search "
                      "did not bring are kept too")
         out.update(dict.fromkeys(ids))
-    other = {e.id for e in judged if e.id in passed and e.id not in out and any(
+    # they say no name whole, and a value of theirs is another value of a named key
+    other = {e.id for e in judged if e.id in passed and e.id not in naming and any(
         v not in named[(e.source, e.kind, k)] for k, v in e.items if (e.source, e.kind, k) in named)}
     if other:
         ctx.note(f"{len(other)} of those passed dropped: they give another value of the key the query's name is "

@@ -60,3 +60,25 @@ def test_an_installation_needs_the_planners_its_kind_runs(monkeypatch, kind, unu
 
     monkeypatch.setenv(PLANNER_ENV, kind)
     assert unused_roles() == unused  # "tuned" falls back to the few-shot planner: it needs both
+
+
+def test_a_new_adapter_of_the_same_size_is_another_planner_for_the_plan_cache(tmp_path):
+    """Every run of planner_lora writes an adapter.gguf of the same size; the plan
+    cache and the saved prompt states are kept per planner identity, so the identity
+    must tell two adapters apart by their content, not their size."""
+    import os
+
+    from models.runtime.planner import LlamaPlanner
+
+    base, adapter = tmp_path / "base.gguf", tmp_path / "adapter.gguf"
+    base.write_bytes(b"base")
+    adapter.write_bytes(b"a" * 64)
+    planner = LlamaPlanner.__new__(LlamaPlanner)  # the identity reads the files, not a loaded model
+    planner.path, planner.lora_path = base, adapter
+    first = planner.identity
+    assert planner.identity == first and "adapter.gguf" in first
+    adapter.write_bytes(b"b" * 64)  # another run's adapter: same name, same size
+    os.utime(adapter, ns=(1, 1))
+    assert planner.identity != first
+    planner.lora_path = None
+    assert "adapter" not in planner.identity

@@ -8,6 +8,7 @@ sub-task) has overwritten the cache. llama.cpp's own log goes into ``logging``.
 from __future__ import annotations
 
 import ctypes
+import hashlib
 import logging
 import threading
 from collections import OrderedDict
@@ -138,6 +139,23 @@ def prune_states(used: Path, keep: int = KEPT_STATES) -> list[Path]:
     return removed
 
 
+def _content_hash(path: Path) -> str:
+    """The first 16 hex digits of the file's sha256, computed once per file, size and
+    modification time (an adapter is ~12 MB: ~30 ms)."""
+    st = path.stat()
+    key = (str(path.resolve()), st.st_size, st.st_mtime_ns)
+    if key not in _HASHES:
+        h = hashlib.sha256()
+        with open(path, "rb") as f:
+            while chunk := f.read(1 << 20):
+                h.update(chunk)
+        _HASHES[key] = h.hexdigest()[:16]
+    return _HASHES[key]
+
+
+_HASHES: dict[tuple[str, int, int], str] = {}
+
+
 class PlannerClosed(RuntimeError):
     pass
 
@@ -190,12 +208,14 @@ class LlamaPlanner:
 
     @property
     def identity(self) -> str:
-        """Which model writes the plans: the GGUF's name and size (the plan cache keeps
-        plans per model)."""
+        """Which model writes the plans: the GGUF's name and size, and the adapter's name
+        and content hash (the plan cache keeps plans per model). Every adapter a run of
+        ``planner_lora`` makes has the same name and size (11,746,784 bytes at rank 16):
+        by size alone, a new adapter would be served the old one's cached plans."""
         adapter = ""
         if self.lora_path is not None:
             try:
-                adapter = f"+{self.lora_path.name}:{self.lora_path.stat().st_size}"
+                adapter = f"+{self.lora_path.name}:{_content_hash(self.lora_path)}"
             except OSError:
                 adapter = f"+{self.lora_path.name}"
         try:

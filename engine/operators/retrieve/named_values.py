@@ -39,18 +39,18 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
     "artist: Lisa Stone" is not "The Stone Randolphs", though the reranker passed her
     songs for them; a mail to someone that says their name is theirs, though the
     mails "from" them were the ones named."""
-    wanted = [{w.lower() for w in name} for name in (names(query) if ctx.retrieve.require_names else [])]
-    if not wanted or not judged or without_names(query, names(query)):
+    given = names(query) if ctx.retrieve.require_names else []
+    wanted = [{w.lower() for w in name} for name in given]
+    if not wanted or not judged or without_names(query, given):
         return [], set()
     with_value: dict[tuple[str, str, str, str], list[Event]] = defaultdict(list)
     naming: set[str] = set()  # the judged events that say every word of a name
     for e in judged:
         for key, value in e.items:
-            words = {w.lower() for w in _WORD.findall(value)}
-            if any(name <= words for name in wanted):
+            if any(name <= _words(value) for name in wanted):
                 with_value[(e.source, e.kind, key, value)].append(e)
                 naming.add(e.id)
-        if any(name <= {w.lower() for w in _WORD.findall(e.said)} for name in wanted):
+        if any(name <= _words(e.said) for name in wanted):
             naming.add(e.id)
     out: dict[str, None] = {}
     named: dict[tuple[str, str, str], set[str]] = defaultdict(set)  # (source, kind, key): the values named
@@ -73,3 +73,8 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
         ctx.note(f"{len(other)} of those passed dropped: they give another value of the key the query's name is "
                  "a value of")
     return list(out), other
+
+
+def _words(text: str) -> set[str]:
+    """The words of ``text``, in lower case."""
+    return {w.lower() for w in _WORD.findall(text)}

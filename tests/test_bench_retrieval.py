@@ -45,5 +45,9 @@ def test_recall_and_precision_follow_the_classifier(tmp_path):
     assert others and all(c["recall"] == 0.0 for c in others if c not in named)
     assert all(c["recall"] == 1.0 for c in named)
     assert 0 < figures["overall"]["recall_macro"] < 1
+    # per source: Spotify holds the music query's truth, all found and nothing else retrieved there
+    spotify = figures["by_source"]["spotify"]
+    assert spotify["found"] >= music["truth"] and spotify["precision"] == 1.0
+    assert sum(s["truth"] for s in figures["by_source"].values()) == sum(c["truth"] for c in rows.values())
     text = retrieval.table(figures)
-    assert "| kind |" in text and music["query"] in text
+    assert "| kind |" in text and music["query"] in text and "| spotify |" in text

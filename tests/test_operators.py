@@ -1228,6 +1228,69 @@ def test_value_patterns_split_a_partial_group_and_bring_all_their_events(store):
     assert "kind: workout | source: strava | sport: cycling" in patterns.seen
 
 
+def test_irrelevant_values_that_cover_a_partial_group_drop_nothing(store):
+    t = datetime(2024, 3, 1, 7, 0, tzinfo=BERLIN)
+    titles = {"running": "Morning run", "cycling": "Evening ride", "yoga": "Yoga class"}
+    add(store, [ev("strava", "workout", t + timedelta(days=i), 45, titles[s], f"{titles[s]} with the club", sport=s)
+                for i, s in enumerate(["running"] * 3 + ["cycling"] * 3 + ["yoga"] * 3)])
+    # the group is partial, yet every one of its values is called irrelevant: the two
+    # labels contradict each other, so the reranker judges the workouts
+    # (no irrelevant value's search hits checked by the reranker: that check alone would
+    # revive the runs, see the next test)
+    patterns = FakePatterns({"sport:": "irrelevant", "workout": "partial"}, default="irrelevant")
+    result = execute('RETRIEVE(query="running")', store, Models(patterns=patterns, reranker=FakeReranker("run")),
+                     today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    assert sorted(r.get("title") for r in result.rows) == ["Morning run"] * 3
+    assert any("cover all of it" in n for n in result.nodes[0].notes)
+    # where a value is left undecided, the irrelevant ones still drop theirs unjudged
+    patterns = FakePatterns({"sport: running": "partial", "sport:": "irrelevant", "workout": "partial"},
+                            default="irrelevant")
+    reranker = FakeReranker("with the club")  # would pass every workout it is asked about
+    kept = execute('RETRIEVE(query="running")', store, Models(patterns=patterns, reranker=reranker), today=TODAY,
+                   retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    assert not any("cover all of it" in n for n in kept.nodes[0].notes)
+    assert sorted(r.get("title") for r in kept.rows) == ["Morning run"] * 3
+
+
+def test_an_irrelevant_value_whose_search_hits_pass_the_reranker_is_judged_after_all(store):
+    t = datetime(2024, 3, 1, 9, 0, tzinfo=BERLIN)
+    sent = [ev("mail", "mail", t + timedelta(days=i), 1, f"Plans {i}", f"Hi Augusta, see you on day {i}.",
+               sender="me@example.org", to="augusta@example.org") for i in range(3)]
+    other = [ev("mail", "mail", t + timedelta(days=5 + i), 1, f"Invoice {i}", "Your invoice is attached.",
+                sender="me@example.org", to="billing@example.org") for i in range(3)]
+    received = [ev("mail", "mail", t + timedelta(days=10 + i), 1, f"Re: plans {i}", "Sounds good!",
+                   sender="augusta@example.org", to="me@example.org") for i in range(3)]
+    add(store, sent + other + received)
+    # the classifier calls the user's own address irrelevant: every sent mail would go
+    patterns = FakePatterns({"sender: me@": "irrelevant", "mail": "partial"}, default="partial")
+    reranker = FakeReranker("hi augusta")
+    result = execute('RETRIEVE(query="mails to Augusta")', store, Models(patterns=patterns, reranker=reranker),
+                     today=TODAY)
+    assert sorted(r.get("title") for r in result.rows) == ["Plans 0", "Plans 1", "Plans 2"]
+    assert any("sender: me@example.org" in n and "search hits pass the reranker" in n
+               for n in result.nodes[0].notes)
+    unchecked = execute('RETRIEVE(query="mails to Augusta")', store, Models(patterns=patterns, reranker=reranker),
+                        today=TODAY, retrieve_settings=RetrieveSettings(verify_irrelevant=0))
+    assert unchecked.rows == []
+
+
+def test_a_relevant_kind_none_of_whose_events_pass_the_reranker_is_judged_event_by_event(store):
+    t = datetime(2024, 3, 1, 7, 0, tzinfo=BERLIN)
+    runs = [ev("strava", "workout", t + timedelta(days=i), 45, "Morning run", "Morning run by the river",
+               sport="running") for i in range(6)]
+    yoga = [ev("health", "workout", t + timedelta(days=i, hours=10), 60, "Yoga", "Yoga class",
+               activity="yoga") for i in range(3)]
+    add(store, runs + yoga)
+    patterns = FakePatterns({"workout": "relevant"})  # every workout, for "yoga"
+    models = Models(patterns=patterns, reranker=FakeReranker("yoga"))
+    result = execute('RETRIEVE(query="yoga")', store, models, today=TODAY)
+    assert sorted(r.get("title") for r in result.rows) == ["Yoga"] * 3
+    assert any("strava" in n and "none of its best events pass the reranker" in n for n in result.nodes[0].notes)
+    unchecked = execute('RETRIEVE(query="yoga")', store, models, today=TODAY,
+                        retrieve_settings=RetrieveSettings(verify_relevant=0))
+    assert len(unchecked.rows) == 9
+
+
 def test_relevant_value_wins_over_an_irrelevant_one_and_the_rest_is_reranked(store):
     add(store, workouts_life())
     patterns = FakePatterns({"sport: running": "relevant", "sport: cycling": "irrelevant", "journal": "partial",

@@ -81,6 +81,9 @@ class RetrieveSettings:
     # apart: 0.56 against at most 0.21). 0: off
     day_window: int = 400
     verify_irrelevant: int = 8          # top search hits of an "irrelevant" group the reranker checks first
+    # ... and of a "relevant" group (padded with a sample of it): none passing makes it
+    # partial, where the embedder agrees (``revive_similarity``); 0: no such check
+    verify_relevant: int = 8
     # ... and a hit that passes it revives the group only where its nearest passage is
     # this close to the query in the embedder's space (cosine): the reranker passed
     # Netflix episodes of "Before Kitchen" (0.34-0.39) for "restaurant meal", and the

@@ -81,11 +81,54 @@ def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str,
     return found
 
 
+def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]], labels: list[Label],
+                   candidate_ids: list[str]) -> list[Label]:
+    """"Relevant" keeps a whole kind unseen: the reranker checks the kind's best search
+    hits (a sample of it where the search found fewer), and a group none of whose
+    checked events pass is judged as a partial one, where the embedder agrees that
+    none is near the query. The classifier called all of Strava's runs relevant for
+    "yoga"; the reranker passed none of them."""
+    settings = ctx.retrieve
+    relevant = {(s, k) for (s, k, _), label in zip(groups, labels) if label is Label.RELEVANT}
+    if not (relevant and ctx.models.reranker is not None and settings.verify_relevant):
+        return labels
+    rank = {i: n for n, i in enumerate(candidate_ids)}
+    top: dict[Group, list[Event]] = {g: [] for g in relevant}
+    for e in sorted(fetch_events(ctx, candidate_ids), key=lambda e: rank[e.id]):
+        g = (e.source, e.kind)
+        if g in relevant and len(top[g]) < settings.verify_relevant:
+            top[g].append(e)
+    for g, events in top.items():
+        if len(events) < settings.verify_relevant:
+            seen = {e.id for e in events}
+            more = [i for i in sample_ids(ctx, *g, settings.verify_relevant) if i not in seen]
+            events += fetch_events(ctx, more[:settings.verify_relevant - len(events)])
+    checks = [e for es in top.values() for e in es]
+    if not checks:
+        return labels
+    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+    # the embedder must agree: no checked event near the query (one it has no vectors
+    # for yet counts as near); not on a name, which it places by spelling
+    agree = (settings.revive_similarity is not None and ctx.models.embedder is not None
+             and not names_something(query))
+    near = stored_similarities(ctx, query, checks) if agree else {}
+    doubted = set()
+    for g, events in top.items():
+        if len(events) < min(4, settings.verify_relevant) or any(
+                scores[e.id] >= settings.rerank_threshold for e in events):
+            continue
+        if agree and any(max(near.get(e.id) or [1.0]) >= settings.revive_similarity for e in events):
+            continue
+        doubted.add(g)
+    return [Label.UNCONFIRMED if (s, k) in doubted and label is Label.RELEVANT else label
+            for (s, k, _), label in zip(groups, labels)]
+
+
 def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]], labels: list[Label],
                       candidate_ids: list[str], found: Decisions) -> None:
     """"Irrelevant" drops a whole kind unseen: the reranker checks the kind's best
     search hits first ("songs by <a name the classifier never saw>" is about plays),
-    and a group they pass (:func:`_revived`) is judged as a partial one."""
+    and a group they pass (:func:`passing_enough`) is judged as a partial one."""
     settings = ctx.retrieve
     irrelevant = [(s, k) for (s, k, _), label in zip(groups, labels) if label is Label.IRRELEVANT]
     if not (irrelevant and ctx.models.reranker is not None and settings.verify_irrelevant and candidate_ids):
@@ -106,15 +149,15 @@ def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, 
         near = stored_similarities(ctx, query, checks)
         scores = {i: sc if max(near.get(i) or [1.0]) >= settings.revive_similarity else float("-inf")
                   for i, sc in scores.items()}
-    found.revived = _revived(top, scores, settings.rerank_threshold)
+    found.revived = passing_enough(top, scores, settings.rerank_threshold)
     for g in sorted(found.revived):
         found.partial.append(g)
         found.said.append(f"{describe_pattern(group_pattern(*g))} [{Label.REVIVED.value}]")
 
 
-def _revived(top: dict[Group, list[Event]], scores: dict[str, float], threshold: float) -> set[Group]:
-    """The "irrelevant" groups whose checked search hits say otherwise: two of them pass
-    the reranker, or half of them. One song in eight ("Buy Mention – Above" for
+def passing_enough(top: dict, scores: dict[str, float], threshold: float) -> set:
+    """The "irrelevant" groups (or values) whose checked search hits say otherwise: two
+    of them pass the reranker, or half of them. One song in eight ("Buy Mention – Above" for
     "Amazon purchase") is the reranker's noise, and judging every search hit of the
     group let it into a sum of prices; a lone concert that is the group's only hit
     still counts."""

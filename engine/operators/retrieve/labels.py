@@ -39,6 +39,7 @@ class Label(Enum):
     OUTRANKED = "relevant, but another source's like events are nearer the query: partial"
     SPLITS = "relevant, but its values tell its events apart: partial"
     REVIVED = "irrelevant, but search hits pass the reranker: partial"
+    UNCONFIRMED = "relevant, but none of its best events pass the reranker: partial"
 
     @property
     def verdict(self) -> Verdict:

@@ -9,7 +9,8 @@ from engine.operators.context import OperatorContext
 from engine.operators.retrieve.acceptance import accepted_by_embedder
 from engine.operators.retrieve.candidates import search_candidates, whole_groups
 from engine.operators.retrieve.events import fetch_events, group_sizes, ids_starting_within, ids_where
-from engine.operators.retrieve.groups import Decisions, decide_groups, label_groups, revive_irrelevant
+from engine.operators.retrieve.groups import (Decisions, decide_groups, doubt_relevant, label_groups,
+                                             revive_irrelevant)
 from engine.operators.retrieve.kinds import of_the_kind_named
 from engine.operators.retrieve.memo import recall, remember, search_key, search_span
 from engine.operators.retrieve.mentions import notes_stating
@@ -51,7 +52,7 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
     candidate_ids = search_candidates(ctx, query)
     # 1. one pattern per (source, kind): whole kinds in or out
     groups = group_sizes(ctx)
-    labels = label_groups(ctx, query, groups)
+    labels = doubt_relevant(ctx, query, groups, label_groups(ctx, query, groups), candidate_ids)
     found = decide_groups(ctx, query, groups, labels, span)
     revive_irrelevant(ctx, query, groups, labels, candidate_ids, found)
     candidate_ids, whole = whole_groups(ctx, found.partial, {(s, k): n for s, k, n in groups}, candidate_ids)

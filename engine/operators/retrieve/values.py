@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from engine.operators.context import OperatorContext
 from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, sample_ids
-from engine.operators.retrieve.groups import Decisions
+from engine.operators.retrieve.groups import Decisions, passing_enough
 from engine.operators.retrieve.labelling import value_labels
 from engine.operators.retrieve.labels import Label, Verdict
+from engine.operators.retrieve.scores import score_events
 from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, value_patterns
 
 
@@ -45,6 +46,19 @@ def judge_values(ctx: OperatorContext, query: str, candidate_ids: list[str], who
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in found.revived else [
             p for (p, _), label in zip(value_pats, labels) if label.verdict is Verdict.DROP]
+        # and where its "irrelevant" values' best search hits pass the reranker, so was it
+        revived = _revived_values(ctx, query, members, rank_of, [
+            p for (p, _), label in zip(value_pats, labels) if label is Label.IRRELEVANT and p in irrelevant])
+        if revived:
+            irrelevant = [p for p in irrelevant if p not in revived]
+            labels = [Label.REVIVED if p in revived else label for (p, _), label in zip(value_pats, labels)]
+        if irrelevant and all(any(matches(p, e.items) for p in irrelevant) for e in sample):
+            # the group is partial, yet its irrelevant values cover all of it (every
+            # calendar event is recurring or not): the labels contradict each other,
+            # and the reranker judges the events instead of no event being judged
+            found.said.append(f"{describe_pattern(group)}: its irrelevant values cover all of it; "
+                              "they drop nothing")
+            irrelevant = []
         irrelevant_of[(source, kind)] = irrelevant
         found.said.extend(f"{describe_pattern(p)} [{label.value}, {c}/{len(sample)}]"
                           for (p, c), label in zip(value_pats, labels) if label is not Label.PARTIAL)
@@ -53,6 +67,28 @@ def judge_values(ctx: OperatorContext, query: str, candidate_ids: list[str], who
         undecided += [e for e in members
                       if e.id not in found.kept and not any(matches(p, e.items) for p in irrelevant)]
     return undecided, irrelevant_of
+
+
+def _revived_values(ctx: OperatorContext, query: str, members: list[Event], rank_of: dict[str, int],
+                    irrelevant: list[Pattern]) -> list[Pattern]:
+    """The "irrelevant" values whose best search hits pass the reranker (two, or half
+    of those checked): their events are judged one by one, not dropped unseen. The
+    classifier called the user's own address irrelevant for "mail I sent to Augusta",
+    and every mail sent to her was dropped with it. The best search hits of all
+    such values are scored together, a few per value."""
+    settings = ctx.retrieve
+    if not (irrelevant and ctx.models.reranker is not None and settings.verify_irrelevant):
+        return []
+    per_value: dict[int, list[Event]] = {}
+    for e in sorted((e for e in members if e.id in rank_of), key=lambda e: rank_of[e.id]):
+        for n, p in enumerate(irrelevant):
+            if matches(p, e.items) and len(per_value.setdefault(n, [])) < settings.verify_irrelevant:
+                per_value[n].append(e)
+    checks = list({e.id: e for es in per_value.values() for e in es}.values())
+    if not checks:
+        return []
+    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+    return [irrelevant[n] for n in sorted(passing_enough(per_value, scores, settings.rerank_threshold))]
 
 
 def _members(ctx: OperatorContext, members: list[Event], rank_of: dict[str, int], whole: bool) -> list[Event]:

@@ -81,6 +81,17 @@ def decide_groups(ctx: OperatorContext, query: str, groups: list[tuple[str, str,
     return found
 
 
+def best_hits(ctx: OperatorContext, candidate_ids: list[str], groups: set[Group], n: int) -> dict[Group, list[Event]]:
+    """Each of ``groups``' best ``n`` search candidates, in search order (none: an empty list)."""
+    rank = {i: r for r, i in enumerate(candidate_ids)}
+    top: dict[Group, list[Event]] = {g: [] for g in groups}
+    for e in sorted(fetch_events(ctx, candidate_ids), key=lambda e: rank[e.id]):
+        hits = top.get((e.source, e.kind))
+        if hits is not None and len(hits) < n:
+            hits.append(e)
+    return top
+
+
 def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]], labels: list[Label],
                    candidate_ids: list[str]) -> list[Label]:
     """"Relevant" keeps a whole kind unseen: the reranker checks the kind's best search
@@ -92,12 +103,7 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
     relevant = {(s, k) for (s, k, _), label in zip(groups, labels) if label is Label.RELEVANT}
     if not (relevant and ctx.models.reranker is not None and settings.verify_relevant):
         return labels
-    rank = {i: n for n, i in enumerate(candidate_ids)}
-    top: dict[Group, list[Event]] = {g: [] for g in relevant}
-    for e in sorted(fetch_events(ctx, candidate_ids), key=lambda e: rank[e.id]):
-        g = (e.source, e.kind)
-        if g in relevant and len(top[g]) < settings.verify_relevant:
-            top[g].append(e)
+    top = best_hits(ctx, candidate_ids, relevant, settings.verify_relevant)
     for g, events in top.items():
         if len(events) < settings.verify_relevant:
             seen = {e.id for e in events}
@@ -133,12 +139,8 @@ def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, 
     irrelevant = [(s, k) for (s, k, _), label in zip(groups, labels) if label is Label.IRRELEVANT]
     if not (irrelevant and ctx.models.reranker is not None and settings.verify_irrelevant and candidate_ids):
         return
-    rank = {i: n for n, i in enumerate(candidate_ids)}
-    top: dict[Group, list[Event]] = {}
-    for e in sorted(fetch_events(ctx, candidate_ids), key=lambda e: rank[e.id]):
-        g = (e.source, e.kind)
-        if g in irrelevant and len(top.setdefault(g, [])) < settings.verify_irrelevant:
-            top[g].append(e)
+    top = {g: hits for g, hits in best_hits(ctx, candidate_ids, set(irrelevant), settings.verify_irrelevant).items()
+           if hits}
     checks = [e for es in top.values() for e in es]
     if not checks:
         return

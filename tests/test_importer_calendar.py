@@ -95,6 +95,11 @@ def test_all_day_floating_attendees(store):
     assert a["description"].startswith("Bring the insurance card.")
     assert a["all_day"] is False and a["recurring"] is False and a["status"] == "confirmed"
     assert "Dentist" in dentist["text"] and "Mira Sample" in dentist["text"]
+    # the text names people without their addresses (an address-less one by address),
+    # and says what the event is about before who was asked to it
+    t = dentist["text"]
+    assert "mira@example.net" not in t and "alex.doe@example.org" not in t and "jo@example.com" in t
+    assert t.index("Bring the insurance card.") < t.index("Organised by Alex Doe.") < t.index("With Mira Sample, jo@example.com.")
     assert dentist["start"] == datetime(2024, 4, 12, 16, 30) and dentist["tz_offset_min"] == 0
 
 

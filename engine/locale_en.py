@@ -5,7 +5,7 @@ which number a number is, what a requested key calls an attribute, and the words
 months and currencies an answer is checked by.
 
 Data only: no function and no import, so that the code which reads these lists
-(:mod:`engine.retrieval.words`, :mod:`engine.retrieval.passages`,
+(:mod:`engine.retrieval.words`, :mod:`engine.retrieval.sentences`,
 :mod:`engine.operators.retrieve`, :mod:`engine.operators.extract`) says nothing in
 English itself, and another language is another module with the same names. Each
 list says why it holds what it holds; a word added here changes what RETRIEVE keeps

@@ -240,7 +240,7 @@ def test_cancel_stops_a_refresh_waiting_for_another(store):
 
 
 def test_sentences_leave_out_headings_bullets_quotes_and_numbers():
-    from engine.retrieval.passages import MAX_SENTENCES, sentences
+    from engine.retrieval.sentences import MAX_SENTENCES, sentences
     assert sentences("# Tuesday, 15 November 2022\n\nWent for a 7.9 km run around Day Park. Mood: good.") == [
         "Went for a run around Day Park.", "Mood: good."]
     assert sentences("I did running on 2008/02/06.") == ["I did running."]
@@ -253,8 +253,43 @@ def test_sentences_leave_out_headings_bullets_quotes_and_numbers():
     assert len(sentences(many)) == MAX_SENTENCES
 
 
+def test_what_a_long_paragraph_says_past_what_the_classifier_reads_is_a_passage_too():
+    """The reranker reads about READ_CHARS of a passage: the players a weekly game's
+    description lists after its pitch and rules were never read. The sentences past
+    that follow as passages of their own, with the event's source, kind and title,
+    and the index keeps as many vectors, in the same order."""
+    from engine.retrieval.passages import READ_CHARS, later_texts, passages
+    from engine.retrieval.units import embedder_passages
+    from engine.retrieval.verbalise import key_values
+
+    text = ("Calendar event: Football on Thursday 03 February 2022 at 19:00 until 20:30 at Stevens Park. "
+            "Weekly football. Pitch 3, Stevens Park. Bibs: whoever lost last week. "
+            "Players: Capucine Cordier, Heidi Good, Daniel Edwards, Kim Hoffman.")
+    pairs = key_values("calendar", "calendar_event", "Football", text, {"recurring": True})
+    ps = passages(pairs, "calendar", "calendar_event", "Football", text)
+    assert "Capucine" not in ps[0][:READ_CHARS]
+    assert ps[1:] == ["source: calendar | kind: calendar_event | title: Football | text: "
+                      "Players: Capucine Cordier, Heidi Good, Daniel Edwards, Kim Hoffman."]
+    assert later_texts("calendar", "calendar_event", "Football", text) == [ps[1].split("text: ", 1)[1]]
+    assert len(embedder_passages(pairs, "calendar", "calendar_event", "Football", text)) == len(ps)
+    # what fits is one passage; one long sentence read mostly is not read twice
+    short = "Calendar event: Football on Thursday at Stevens Park."
+    assert len(passages(key_values("calendar", "calendar_event", "Football", short, {}),
+                        "calendar", "calendar_event", "Football", short)) == 1
+    title = "Middle Movie: Season 2: Treat Newspaper Section Authority (Episode 2)"
+    watched = f'Watched Middle Movie, Season 2, episode "{title}" on Netflix on Samsung TV (profile Sam) for 19 min.'
+    assert later_texts("netflix", "episode_stream", title, watched) == []
+    # a long body without full stops is read on from the first word not read, in windows
+    body = "Mail from Hotel Adlon to Anna on Your booking " + "and then some more words " * 30 + "booking LH 2034"
+    later = later_texts("mail", "mail", "Your booking", body)
+    assert len(later) >= 2 and later[-1].endswith("LH 2034") and all(len(t) <= READ_CHARS for t in later)
+    # a later paragraph is a passage, as before, and so are its sentences past the first
+    diary = "# 2022-05-26\n\nQuiet day.\n\nI watched a movie on TV."
+    assert later_texts("journal", "note", "2022-05-26", diary) == ["Quiet day.", "I watched a movie on TV."]
+
+
 def test_sentences_leave_out_who_was_there():
-    from engine.retrieval.passages import sentences
+    from engine.retrieval.sentences import sentences
     assert sentences("I went grocery shopping with Jack, Olivia. Dinner with Anna and Tom!") == [
         "I went grocery shopping.", "Dinner!"]
     assert sentences("On 2001/12/30 Layla and I went to Rome, Italy.") == ["I went to Rome, Italy."]

@@ -2301,3 +2301,25 @@ def test_a_first_name_said_alone_is_the_one_person_of_that_name_mail_and_calenda
                      today=TODAY)
     assert sorted(r.get("people") for r in result.rows) == ["Adrian and Leocadia Tello", "Eddie Gilbert", "Zoe"]
     assert any("first name alone" in n for st in result.nodes for n in st.notes)
+
+
+class ReadingReranker(FakeReranker):
+    """Reads what the real one reads of a passage: its first READ_CHARS characters."""
+
+    def score(self, pairs):
+        from engine.retrieval.passages import READ_CHARS
+        return super().score([(q, text[:READ_CHARS]) for q, text in pairs])
+
+
+def test_a_word_past_what_the_reranker_reads_of_a_long_paragraph_is_read_in_a_later_passage(store):
+    """A weekly game's description names its players after the pitch and the rules,
+    past the 64 tokens the reranker reads of the event: the sentences past them are
+    a passage of their own, and the game passes for the player."""
+    rules = ("Weekly five-a-side football on the artificial pitch behind the sports hall, whatever the weather. "
+             "Bring both shirts; bibs go to whoever lost last week.")
+    add(store, [ev("calendar", "calendar_event", datetime(2024, 5, 2, 19, tzinfo=BERLIN), 90, "Football",
+                   f"Calendar event: Football on Thursday at Stevens Park. {rules} Players: Capucine, Heidi, Kim."),
+                ev("calendar", "calendar_event", datetime(2024, 5, 9, 19, tzinfo=BERLIN), 90, "Football",
+                   f"Calendar event: Football on Thursday at Stevens Park. {rules} Players: Heidi, Kim.")])
+    kept, _ = retrieved(store, "capucine", ReadingReranker("capucine"), verify_relevant=0)
+    assert len(kept) == 1 and "Capucine" in kept[0]

@@ -29,7 +29,7 @@ import pyarrow as pa
 
 from engine.heap import give_back_free_pages
 from engine.locale_en import LANGUAGE
-from engine.retrieval.passages import SIMILARITY_CHARS
+from engine.retrieval.sentences import SIMILARITY_CHARS
 from engine.retrieval.units import event_texts, neural_pairs, text_key, view_key
 from engine.retrieval.vectors import PassageVectors, append_done, create_ref_tables
 from engine.retrieval.verbalise import key_values, verbalise
@@ -73,7 +73,8 @@ SELECT e.id, score FROM scores JOIN fts_main_doc_texts.docs AS d USING (docid) J
 ORDER BY score DESC, e.id LIMIT ?"""
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
-DOC_VERSION = "3"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates
+DOC_VERSION = "4"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates;
+# 4: a long paragraph's sentences past what the classifier reads are passages too
 #: distinct neural views a refresh remembers what it made of (then it starts over)
 MEMO_VIEWS = 200_000
 #: events verbalised and stored per step (a refresh killed halfway keeps the steps done)

@@ -3,22 +3,24 @@ passages. Pure functions; no I/O.
 
 Kept apart from :mod:`engine.retrieval.verbalise` on purpose: the classifiers'
 build key hashes that module (``models.training.retrieval_data.corpus_version``),
-and their training corpus does not use passages, so a change here must not make
-every installation retrain them.
+and the pattern classifier's and the extractor's training do not use passages. The
+event classifier's does, and its build key hashes this module
+(``models.training.retrieval_data.passages_version``): a change here retrains it,
+so what the Embedder compares sentence by sentence lives apart, in
+:mod:`engine.retrieval.sentences`.
 """
 from __future__ import annotations
 
 import re
 from typing import Any
 
-from engine.locale_en import AND, NUMBER_PREPOSITIONS, NUMBER_UNITS, SELF, WITH
 from engine.retrieval.verbalise import key_values, verbalise
 
 _PARAGRAPH = re.compile(r"\n\s*\n")
 #: passages read of one event at most (the first and up to 11 later paragraphs)
 MAX_PASSAGES = 12
-#: what of a passage the Embedder reads: about the 64 tokens the reranker reads of it
-SIMILARITY_CHARS = 256
+LINE_BREAKS = re.compile(r"\n+")
+SENTENCE_BREAKS = re.compile(r"(?<=[.!?])\s+(?=\S)")
 
 
 def paragraphs(text: str | None) -> list[str]:
@@ -28,7 +30,7 @@ def paragraphs(text: str | None) -> list[str]:
 
 def sentence_pieces(text: str) -> list[str]:
     """``text`` cut at line ends and sentence ends, pieces stripped, none empty."""
-    return [s.strip() for line in _LINE.split(text) for s in _SENTENCE_END.split(line) if s.strip()]
+    return [s.strip() for line in LINE_BREAKS.split(text) for s in SENTENCE_BREAKS.split(line) if s.strip()]
 
 
 def passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | None,
@@ -37,92 +39,77 @@ def passages(pairs: list[tuple[str, Any]], source: str, kind: str, title: str | 
     (``pairs`` from :func:`key_values`) and, for a text of several paragraphs (a diary
     day, a long mail), each later paragraph with the event's source, kind and title.
     The classifier sees 64 tokens; the third paragraph of a day's note ("I watched
-    a movie on TV") was never read."""
-    first = verbalise(pairs)
-    parts = paragraphs(text)
-    if len(parts) < 2:
-        return [first]
+    a movie on TV") was never read. Nor was what a long paragraph says past them:
+    the players a weekly game's description lists after its pitch and rules, a
+    mail's booking after its greeting. So each paragraph's sentences beyond what
+    its passage lets the classifier read follow it as passages of their own, with
+    the same source, kind and title (:data:`READ_CHARS`)."""
     head = key_values(source, kind, title, None, None)
-    return [first, *(verbalise([*head, ("text", p)]) for p in parts[1:MAX_PASSAGES])]
+    return [verbalise(pairs), *(verbalise([*head, ("text", t)]) for t in later_texts(source, kind, title, text))]
 
 
-#: sentences of one event's text the Embedder reads at most (in the index: a long
-#: mail's later sentences are rarely what a question is about)
-MAX_SENTENCES = 8
-_LINE = re.compile(r"\n+")
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=\S)")
-_MARKUP = re.compile(r"^\s*(?:#+\s.*|>.*)$")  # a markdown heading (a diary day's date) or a quoted line
-_BULLET = re.compile(r"^\s*(?:[-*•]|\d+[.)])\s+")
-# A number with what says which number it is: "on 2008/02/06", "7.9 km", "for 42
-# minutes", "12,50 €". Numbers say nothing of what a sentence is about, and to the
-# Embedder they are noise: "running" is 0.39 from "I did running on 2008/02/06." and
-# 0.63 from "I did running." (all-MiniLM-L6-v2).
-_NUMBER = re.compile(
-    rf"(?:\b(?:{'|'.join(NUMBER_PREPOSITIONS)})\s+)?[$€£]?(?<![\w.,])\d(?:[\d/.:,'-]*\d)?"
-    rf"(?:\s*(?:(?:{'|'.join(NUMBER_UNITS)})\b|[%€$£]))?",
-    re.IGNORECASE)
-_SPACE_BEFORE_PUNCT = re.compile(r"\s+([.,;:!?])")
-_REPEATED_PUNCT = re.compile(r"[,;:](?:\s*[,;:])*(?=[.!?])|([,;:])(?:\s*[,;:])+")
-_EMPTY_BRACKETS = re.compile(r"\(\s*\)|\[\s*\]")
+def later_texts(source: str, kind: str, title: str | None, text: str | None) -> list[str]:
+    """The part of ``text`` each of the event's :func:`passages` after the first
+    holds, in their order: a later paragraph, or sentences of a paragraph past what
+    the passage before let the classifier read."""
+    parts = paragraphs(text)
+    if not parts:
+        return []
+    lead = len(verbalise([*key_values(source, kind, title, None, None), ("text", "")]))  # "source: … text: "
+    room = max(READ_CHARS - lead, MIN_ROOM)
+    out = _beyond(parts[0], READ_CHARS - lead, room)
+    for p in parts[1:]:
+        if len(out) >= MAX_PASSAGES - 1:
+            break
+        out += [p, *_beyond(p, room, room)]
+    return out[:MAX_PASSAGES - 1]
 
 
-def _name(word: str) -> bool:
-    w = word.strip(",.;:!?")
-    return bool(w) and w[0].isupper() and w[0].isalpha() and w != SELF
+#: what the event classifier reads of a passage, in characters: about the 64 tokens it
+#: reads with a short query ("time with Capucine Cordier" left 226 characters of a
+#: calendar entry, "trips" 245)
+READ_CHARS = 220
+#: the least text a later passage holds beside its source, kind and title
+MIN_ROOM = 80
 
 
-def without_companions(sentence: str) -> str:
-    """``sentence`` without who was there: "with Jack, Olivia" and "Layla and I" name
-    people, and a sentence is no nearer any question that uses sentence vectors for
-    saying so (a question naming someone is left to the reranker and the names): for
-    "grocery shopping", "I went grocery shopping." is 0.73 and "I went grocery shopping
-    with Jack, Olivia." 0.47 (all-MiniLM-L6-v2)."""
-    words = sentence.split()
-    # "Layla and I ...", "Jack, Olivia and I ..." -> "I ..."
-    n = 0
-    while n < len(words) and _name(words[n]):
-        n += 1
-    if 0 < n and n + 1 < len(words) and words[n] == AND and words[n + 1] == SELF:
-        words = words[n + 1:]
+def _beyond(paragraph: str, read: int, room: int) -> list[str]:
+    """The sentences of ``paragraph`` that start past its first ``read`` characters
+    (what its passage let the classifier read), joined into windows of at most
+    ``room`` characters; a longer sentence is cut between words. Of a sentence
+    read in part, the rest is read too where it is long (a mail body without a full
+    stop), from the first word not read."""
+    if len(paragraph) <= read:
+        return []
     out: list[str] = []
-    i = 0
-    while i < len(words):
-        if words[i].lower() == WITH and i + 1 < len(words) and _name(words[i + 1]):
-            j = i + 1
-            while j < len(words) and (_name(words[j]) or (words[j] == AND and j + 1 < len(words)
-                                                          and _name(words[j + 1]))):
-                j += 1
-            tail = words[j - 1][len(words[j - 1].rstrip(".;:!?")):]  # the sentence's end stays
-            if out and tail:
-                out[-1] += tail
-            i = j
-            continue
-        out.append(words[i])
-        i += 1
-    return " ".join(out)
+    window, at = "", 0
+    for piece in sentence_pieces(paragraph):
+        found = paragraph.find(piece, at)
+        start = found if found >= 0 else at
+        at = start + len(piece)
+        if start < read:
+            if at - read < room:
+                continue
+            cut = paragraph.find(" ", read, at)
+            if cut < 0:
+                continue
+            piece = paragraph[cut + 1:at]
+        for chunk in _chunks(piece, room):
+            if window and len(window) + 1 + len(chunk) > room:
+                out.append(window)
+                window = chunk
+            else:
+                window = f"{window} {chunk}" if window else chunk
+    return [*out, window] if window else out
 
 
-def sentences(text: str | None, title: str | None = None) -> list[str]:
-    """The sentences of an event's text as the Embedder compares them with a question,
-    one by one: without markdown headings, bullets, quoted lines, numbers and
-    companions (:func:`without_companions`), each cut
-    to ``SIMILARITY_CHARS``; at most ``MAX_SENTENCES``, each once. An event without text
-    has its title as its one sentence.
-
-    A question is about one thing a day's note says ("Went for a run around Day Park."),
-    and beside the note's other sentences, its date and its numbers that thing is a
-    small part of the whole: the sentence alone is near the question, the whole note
-    is not."""
+def _chunks(sentence: str, room: int) -> list[str]:
+    """``sentence`` cut between words into pieces of at most ``room`` characters
+    (a word longer than that is a piece of its own)."""
     out: list[str] = []
-    for line in _LINE.split(text or title or ""):
-        if _MARKUP.match(line):
-            continue
-        for part in _SENTENCE_END.split(_BULLET.sub("", line)):
-            s = without_companions(_EMPTY_BRACKETS.sub("", _NUMBER.sub("", part)))
-            s = _REPEATED_PUNCT.sub(r"\1", _SPACE_BEFORE_PUNCT.sub(r"\1", " ".join(s.split())))
-            s = s.strip(" ,;:-–")[:SIMILARITY_CHARS]
-            if re.search(r"[^\W\d_]{2}", s) and s not in out:
-                out.append(s)
-                if len(out) == MAX_SENTENCES:
-                    return out
+    for word in sentence.split():
+        if out and len(out[-1]) + 1 + len(word) <= room:
+            out[-1] += f" {word}"
+        else:
+            out.append(word)
     return out

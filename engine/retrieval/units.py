@@ -7,7 +7,7 @@ says how long the song played ("for 3 min 12 s", "ms played: 192000"). Encoded
 whole, each document cost a SPLADE and an Embedder pass (112 events/s). But the
 words that make a play findable are its attribute values (the song, the artist,
 the platform), and those repeat; the numbers make no event nearer to any query in
-either model's space (see :func:`engine.retrieval.passages.sentences`: "running" is
+either model's space (see :func:`engine.retrieval.sentences.sentences`: "running" is
 0.39 from "I did running on 2008/02/06." and 0.63 from "I did running."). So:
 
 * the **neural view** of an event leaves out numeric attributes and the numbers
@@ -46,7 +46,8 @@ from typing import Any
 
 import orjson
 
-from engine.retrieval.passages import _NUMBER, MAX_PASSAGES, paragraphs, passages, sentences
+from engine.retrieval.passages import MAX_PASSAGES, paragraphs, passages
+from engine.retrieval.sentences import _NUMBER, sentences
 from engine.retrieval.verbalise import _NOT_PATTERN_KEYS, key_values, verbalise
 
 #: paragraphs of a text read as units of their own (beyond them the encoder reads
@@ -232,9 +233,7 @@ def embedder_passages(pairs: list[tuple[str, Any]], source: str, kind: str, titl
     view = neural_pairs(pairs) if view is None else view
     said = [(k, v) for k, v in view if k == "source" or k == "kind" or k == "title" or k == "text"]
     first = verbalise(said if (title or text) else view)
-    if not text or "\n" not in text:  # one paragraph: one passage
-        return [first]
-    rest = passages(pairs, source, kind, title, text)[1:MAX_PASSAGES]
+    rest = passages(pairs, source, kind, title, text)[1:MAX_PASSAGES] if text else []
     keep = _kept_values(pairs)
     return [first, *(without_numbers(p, keep) for p in rest)]
 
@@ -255,7 +254,7 @@ def event_texts(pairs: list[tuple[str, Any]], source: str, kind: str, title: str
     neural view (``view``, or :func:`neural_pairs` of ``pairs``): a caller that
     meets the same view again (the thousandth play of a song) may keep what it made
     of them by :func:`view_key`. The sentences are
-    :func:`engine.retrieval.passages.sentences` of the view's text and title, each
+    :func:`engine.retrieval.sentences.sentences` of the view's text and title, each
     read as its template where it is one (:func:`read_as_templates`)."""
     view = neural_pairs(pairs) if view is None else view
     said = dict(kv for kv in read_as_templates(view, own_words=True) if kv[0] == "title" or kv[0] == "text")

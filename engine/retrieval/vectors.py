@@ -13,7 +13,7 @@ What the Embedder reads of a passage is :func:`engine.retrieval.units.embedder_p
 (the passage in its neural view, without numbers) cut to ``SIMILARITY_CHARS``.
 Vectors are L2-normalised, so a cosine is an inner product.
 
-Each event's sentences (:func:`engine.retrieval.passages.sentences`: its text one
+Each event's sentences (:func:`engine.retrieval.sentences.sentences`: its text one
 sentence at a time, without numbers) get vectors too: RETRIEVE takes an event whose
 sentence is as near the question as the nearest events' are without asking the
 reranker, and finds such events beyond the search's hits (see

@@ -16,6 +16,7 @@ from engine.operators.context import OperatorContext, OperatorError
 from engine.operators.extract.keys import norm_key
 from engine.operators.extract.parsing import DATES
 from engine.operators.extract.reading import chosen_passages, nearest_by_paragraph, passages_of
+from engine.retrieval.passages import later_texts
 from engine.operators.extract.values import answered, people_named
 from engine.operators.retrieve import MERGED_TEXTS
 from engine.plan.rows import Row
@@ -113,7 +114,8 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
             passages = passages_of(part)
             nearest = None
             if len(passages) > 1 and not merged and cosines and (stored := cosines.get(next(iter(r.ids)))):
-                nearest = nearest_by_paragraph(passages, part, stored)
+                later = later_texts(r.get("source") or "", r.get("kind") or "", r.get("title"), part)
+                nearest = nearest_by_paragraph(passages, later, stored)
             chosen = chosen_passages(passages, key, embedder, nearest)
             for position, j in enumerate(chosen):
                 queries.append((extractor_text(r.get("source") or "", r.get("kind") or "", title, passages[j]), key))

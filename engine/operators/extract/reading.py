@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from engine.retrieval.passages import MAX_PASSAGES, paragraphs, sentence_pieces
+from engine.retrieval.passages import paragraphs, sentence_pieces
 
 #: characters of prose the extractor is given at a time. Its 256 source tokens hold
 #: about 360 with a verbalised event's head, but it was trained on texts of one to
@@ -83,12 +83,12 @@ def passage_holding(passages: Sequence[str], paragraph: str) -> int | None:
     return next((i for i, p in enumerate(passages) if head in p), None)
 
 
-def nearest_by_paragraph(passages: Sequence[str], text: str, cosines: Sequence[float]) -> list[int] | None:
-    """The passages holding the ``NEAREST`` paragraphs nearest the key, nearest first,
-    from the index's cosines of the text's passages
+def nearest_by_paragraph(passages: Sequence[str], later: Sequence[str], cosines: Sequence[float]) -> list[int] | None:
+    """The passages holding the ``NEAREST`` parts of the text nearest the key, nearest
+    first, from the index's cosines of the text's passages
     (:meth:`engine.retrieval.index.RetrievalIndex.passage_similarities`: the whole
-    event first, then each later paragraph); None when they do not fit the text."""
-    later = paragraphs(text)[1:MAX_PASSAGES]
+    event first, then each of ``later``, what its later passages hold:
+    :func:`engine.retrieval.passages.later_texts`); None when they do not fit."""
     if len(cosines) != len(later) + 1 or not later:
         return None
     order = sorted(range(len(later)), key=lambda i: -cosines[i + 1])

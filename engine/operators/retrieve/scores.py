@@ -9,7 +9,7 @@ from __future__ import annotations
 from engine.operators.context import OperatorContext
 from engine.operators.retrieve.events import Event
 from engine.operators.retrieve.memo import pattern_vectors
-from engine.retrieval.passages import SIMILARITY_CHARS
+from engine.retrieval.sentences import SIMILARITY_CHARS
 
 # The reranker reads 64 tokens of a passage with its query; the embedder reads about
 # as much (SIMILARITY_CHARS, 256 characters) instead of its 256 tokens, four times faster.

@@ -1104,7 +1104,9 @@ def test_a_relevant_value_pattern_far_from_the_query_is_judged_event_by_event(st
     # shared word, so the plays go to the reranker instead of being taken whole
     patterns = FakePatterns({"artist: Muse": "relevant", "music_stream": "partial", "strava": "relevant"},
                             default="irrelevant")
-    settings = RetrieveSettings(verify_irrelevant=0)
+    # (the reranker's check of a sample of each relevant value is left out: it is the
+    # embedder's doubt that is tested here)
+    settings = RetrieveSettings(verify_irrelevant=0, sample_relevant=False)
     believed = execute('RETRIEVE(query="run")', store, Models(patterns=patterns, reranker=FakeReranker("run")),
                        today=TODAY, retrieve_settings=settings)
     assert sorted(r.get("title") for r in believed.rows) == ["Muse – Song 0", "Muse – Song 1", "Muse – Song 2",
@@ -1289,6 +1291,38 @@ def test_a_relevant_kind_none_of_whose_events_pass_the_reranker_is_judged_event_
     unchecked = execute('RETRIEVE(query="yoga")', store, models, today=TODAY,
                         retrieve_settings=RetrieveSettings(verify_relevant=0))
     assert len(unchecked.rows) == 9
+
+
+def test_a_relevant_kind_most_of_a_sample_of_which_fails_the_reranker_is_judged_event_by_event(store):
+    """The best search hits of "Effect Break" are that show's episodes, and they pass;
+    a sample of the whole kind mostly fails, so the kind is not kept whole."""
+    t = datetime(2024, 3, 1, 20, 0, tzinfo=BERLIN)
+    shows = ["Effect Break"] * 6 + ["Before Kitchen"] * 30
+    add(store, [ev("netflix", "episode_stream", t + timedelta(days=i), 40, f"{show}: Episode {i}",
+                   f"Watched {show}, episode {i}", show=show) for i, show in enumerate(shows)])
+    kind = "kind: episode_stream | source: netflix"  # the kind; its values ("show: …") are partial
+    models = Models(patterns=FakePatterns({kind: "relevant", "show:": "partial"}, default="irrelevant"),
+                    reranker=FakeReranker("effect break"))
+    result = execute('RETRIEVE(query="Effect Break")', store, models, today=TODAY)
+    assert sorted({r.raw.get("show") for r in result.rows}) == ["Effect Break"] and len(result.rows) == 6
+    assert any("most of a sample of it fails the reranker" in n for n in result.nodes[0].notes)
+    unchecked = execute('RETRIEVE(query="Effect Break")', store, models, today=TODAY,
+                        retrieve_settings=RetrieveSettings(sample_relevant=False))
+    assert len(unchecked.rows) == 36
+    # so is a value called relevant inside a partial kind: every show, here
+    every_show = Models(patterns=FakePatterns({kind: "relevant", "show:": "relevant"}, default="irrelevant"),
+                        reranker=FakeReranker("effect break"))
+    result = execute('RETRIEVE(query="Effect Break")', store, every_show, today=TODAY)
+    assert sorted({r.raw.get("show") for r in result.rows}) == ["Effect Break"] and len(result.rows) == 6
+    assert any("show: Before Kitchen | source: netflix [relevant, but most of a sample of it fails" in n
+               for n in result.nodes[0].notes)
+    assert len(execute('RETRIEVE(query="Effect Break")', store, every_show, today=TODAY,
+                       retrieve_settings=RetrieveSettings(sample_relevant=False)).rows) == 36
+    # a kind most of which passes stays whole
+    whole = execute('RETRIEVE(query="watched")', store, Models(
+        patterns=FakePatterns({kind: "relevant"}, default="irrelevant"), reranker=FakeReranker("watched")),
+        today=TODAY)
+    assert len(whole.rows) == 36 and not any("sample" in n for n in whole.nodes[0].notes)
 
 
 def test_relevant_value_wins_over_an_irrelevant_one_and_the_rest_is_reranked(store):
@@ -2093,11 +2127,16 @@ def test_a_relevant_value_no_nearer_the_query_than_its_kind_is_not_taken_whole(s
     yoga = execute('RETRIEVE(query="yoga")', store, models, today=TODAY)
     assert yoga.rows == []
     assert any("activity: swimming" in n and "no nearer the query than its kind" in n for n in yoga.nodes[0].notes)
-    # a value that brings the pattern nearer is taken whole, whatever the reranker says
+    # a value that brings the pattern nearer is taken whole where the reranker passes
+    # most of a sample of it (and with that check off, whatever the reranker says)
     swims = execute('RETRIEVE(query="swimming")', store,
-                    Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=YogaNearWorkouts()),
+                    Models(patterns=patterns, reranker=FakeReranker("session"), embedder=YogaNearWorkouts()),
                     today=TODAY)
     assert [r.raw.get("activity") for r in swims.rows] == ["swimming"] * 4
+    unchecked = execute('RETRIEVE(query="swimming")', store,
+                        Models(patterns=patterns, reranker=FakeReranker("nothing"), embedder=YogaNearWorkouts()),
+                        today=TODAY, retrieve_settings=RetrieveSettings(sample_relevant=False))
+    assert [r.raw.get("activity") for r in unchecked.rows] == ["swimming"] * 4
 
 
 def test_the_values_of_a_key_the_query_does_not_name_beside_one_it_does_are_not_asked_for(store):

@@ -84,6 +84,9 @@ class RetrieveSettings:
     # ... and of a "relevant" group (padded with a sample of it): none passing makes it
     # partial, where the embedder agrees (``revive_similarity``); 0: no such check
     verify_relevant: int = 8
+    # ... and a sample of such a group (as many, by hash), and of each relevant value
+    # inside a partial one: most of them failing makes it partial too (off: False)
+    sample_relevant: bool = True
     # ... and a hit that passes it revives the group only where its nearest passage is
     # this close to the query in the embedder's space (cosine): the reranker passed
     # Netflix episodes of "Before Kitchen" (0.34-0.39) for "restaurant meal", and the

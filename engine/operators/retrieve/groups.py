@@ -98,7 +98,8 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
     hits (a sample of it where the search found fewer), and a group none of whose
     checked events pass is judged as a partial one, where the embedder agrees that
     none is near the query. The classifier called all of Strava's runs relevant for
-    "yoga"; the reranker passed none of them."""
+    "yoga"; the reranker passed none of them. A sample of a big group is checked too
+    (:func:`_samples`): most of it failing makes the group partial."""
     settings = ctx.retrieve
     relevant = {(s, k) for (s, k, _), label in zip(groups, labels) if label is Label.RELEVANT}
     if not (relevant and ctx.models.reranker is not None and settings.verify_relevant):
@@ -109,10 +110,13 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
             seen = {e.id for e in events}
             more = [i for i in sample_ids(ctx, *g, settings.verify_relevant) if i not in seen]
             events += fetch_events(ctx, more[:settings.verify_relevant - len(events)])
-    checks = [e for es in top.values() for e in es]
+    sampled = _samples(ctx, groups, relevant, top)
+    checks = list({e.id: e for es in [*top.values(), *sampled.values()] for e in es}.values())
     if not checks:
         return labels
     scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+    failing = {g for g, events in sampled.items()
+               if 2 * sum(scores[e.id] >= settings.rerank_threshold for e in events) < len(events)}
     # the embedder must agree: no checked event near the query (one it has no vectors
     # for yet counts as near); not on a name, which it places by spelling
     agree = (settings.revive_similarity is not None and ctx.models.embedder is not None
@@ -126,8 +130,22 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
         if agree and any(max(near.get(e.id) or [1.0]) >= settings.revive_similarity for e in events):
             continue
         doubted.add(g)
-    return [Label.UNCONFIRMED if (s, k) in doubted and label is Label.RELEVANT else label
+    return [Label.UNCONFIRMED if (s, k) in doubted and label is Label.RELEVANT
+            else Label.MOSTLY_FAILING if (s, k) in failing and label is Label.RELEVANT else label
             for (s, k, _), label in zip(groups, labels)]
+
+
+def _samples(ctx: OperatorContext, groups: list[tuple[str, str, int]], relevant: set[Group],
+             top: dict[Group, list[Event]]) -> dict[Group, list[Event]]:
+    """A sample of each relevant group bigger than its checked best hits (by hash, not
+    the search's order): a kind kept whole is about the query event by event, so most
+    of any of its events pass. The best hits of "watching Effect Break" were that
+    show's six episodes, and all of Netflix's 245 episodes were kept with them."""
+    n = ctx.retrieve.verify_relevant
+    if not ctx.retrieve.sample_relevant:
+        return {}
+    big = [(s, k) for s, k, size in groups if (s, k) in relevant and size > 2 * n]
+    return {g: fetch_events(ctx, sample_ids(ctx, *g, n)) for g in big if len(top.get(g, ())) >= min(4, n)}
 
 
 def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str, int]], labels: list[Label],

@@ -40,6 +40,7 @@ class Label(Enum):
     SPLITS = "relevant, but its values tell its events apart: partial"
     REVIVED = "irrelevant, but search hits pass the reranker: partial"
     UNCONFIRMED = "relevant, but none of its best events pass the reranker: partial"
+    MOSTLY_FAILING = "relevant, but most of a sample of it fails the reranker: partial"
 
     @property
     def verdict(self) -> Verdict:

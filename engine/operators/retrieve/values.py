@@ -1,8 +1,9 @@
 """Inside each partial group: categorical value patterns (``sport: running`` among
 workouts), mined from the group's candidates and a sample of the group, labelled
-like the groups were. A relevant value brings all its events from the store, an
-irrelevant one drops its candidates (relevant wins, for recall); the rest of the
-candidates are left undecided, for the embedder and the reranker.
+like the groups were. A relevant value brings all its events from the store (where
+most of a sample of them pass the reranker), an irrelevant one drops its candidates
+(relevant wins, for recall); the rest of the candidates are left undecided, for the
+embedder and the reranker.
 
 Decides values; the candidates it leaves are judged one by one in
 :mod:`engine.operators.retrieve.acceptance` and :mod:`engine.operators.retrieve.reranking`.
@@ -35,14 +36,18 @@ def judge_values(ctx: OperatorContext, query: str, candidate_ids: list[str], who
         ctx.check_cancel()
         members = _members(ctx, by_group.get((source, kind), []), rank_of, (source, kind) in whole)
         seen = {e.id for e in members}
-        sample = members + fetch_events(ctx, [i for i in sample_ids(ctx, source, kind, settings.group_sample)
-                                              if i not in seen])
+        hashed = fetch_events(ctx, [i for i in sample_ids(ctx, source, kind, settings.group_sample) if i not in seen])
+        sample = members + hashed
         group = group_pattern(source, kind)
         value_pats = value_patterns(group, (e.items for e in sample), max_patterns=settings.max_patterns)
         labels = value_labels(ctx, query, group, [p for p, _ in value_pats])
         if (source, kind) in found.doubted:  # a sibling kind is the one asked about: no value is taken whole
             labels = [Label.SIBLING_NEARER if label.verdict is Verdict.KEEP else label for label in labels]
         relevant = [p for (p, _), label in zip(value_pats, labels) if label.verdict is Verdict.KEEP]
+        failing = _mostly_failing(ctx, query, hashed + members, relevant)
+        if failing:
+            relevant = [p for p in relevant if p not in failing]
+            labels = [Label.MOSTLY_FAILING if p in failing else label for (p, _), label in zip(value_pats, labels)]
         # the classifier was wrong about a revived group: its "irrelevant" values drop nothing
         irrelevant = [] if (source, kind) in found.revived else [
             p for (p, _), label in zip(value_pats, labels) if label.verdict is Verdict.DROP]
@@ -89,6 +94,29 @@ def _revived_values(ctx: OperatorContext, query: str, members: list[Event], rank
         return []
     scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
     return [irrelevant[n] for n in sorted(passing_enough(per_value, scores, settings.rerank_threshold))]
+
+
+def _mostly_failing(ctx: OperatorContext, query: str, sample: list[Event], relevant: list[Pattern]) -> list[Pattern]:
+    """The "relevant" values most of whose sampled events (``sample``: the group's
+    sample by hash first, then its search hits) fail the reranker: a value taken
+    whole is about the query event by event. For "watching Effect Break" the
+    classifier called "latest view: true" and "latest view: false" relevant, and
+    every Netflix episode came with them."""
+    settings = ctx.retrieve
+    if not (relevant and ctx.models.reranker is not None and settings.verify_relevant and settings.sample_relevant):
+        return []
+    per_value: dict[int, list[Event]] = {}
+    for e in sample:
+        for n, p in enumerate(relevant):
+            if matches(p, e.items) and len(per_value.setdefault(n, [])) < settings.verify_relevant:
+                per_value[n].append(e)
+    checked = {n: events for n, events in per_value.items() if len(events) >= min(4, settings.verify_relevant)}
+    checks = list({e.id: e for es in checked.values() for e in es}.values())
+    if not checks:
+        return []
+    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+    return [relevant[n] for n, events in sorted(checked.items())
+            if 2 * sum(scores[e.id] >= settings.rerank_threshold for e in events) < len(events)]
 
 
 def _members(ctx: OperatorContext, members: list[Event], rank_of: dict[str, int], whole: bool) -> list[Event]:

@@ -3,11 +3,9 @@ passages. Pure functions; no I/O.
 
 Kept apart from :mod:`engine.retrieval.verbalise` on purpose: the classifiers'
 build key hashes that module (``models.training.retrieval_data.corpus_version``),
-and the pattern classifier's and the extractor's training do not use passages. The
-event classifier's does, and its build key hashes this module
-(``models.training.retrieval_data.passages_version``): a change here retrains it,
-so what the Embedder compares sentence by sentence lives apart, in
-:mod:`engine.retrieval.sentences`.
+and their training corpus does not use passages, so a change here must not make
+every installation retrain them. What the Embedder compares sentence by sentence
+is another matter, and lives in :mod:`engine.retrieval.sentences`.
 """
 from __future__ import annotations
 

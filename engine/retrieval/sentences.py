@@ -2,8 +2,8 @@
 sentences, without what says nothing of what a sentence is about (numbers, who was
 there, markup). Pure functions; no I/O.
 
-Apart from :mod:`engine.retrieval.passages`, whose changes retrain the event
-classifier: these change only what the index embeds.
+Apart from :mod:`engine.retrieval.passages`, which cuts what the event classifier
+reads: these say only what the index embeds sentence by sentence.
 """
 from __future__ import annotations
 

@@ -20,7 +20,7 @@ from engine.operators.retrieve.labelling import (classify, doubt_far_patterns, d
                                                  sibling_families, sibling_key)
 from engine.operators.retrieve.labels import Label, Verdict
 from engine.operators.retrieve.names import names_something
-from engine.operators.retrieve.scores import pattern_similarities, score_events, stored_similarities
+from engine.operators.retrieve.scores import pattern_similarities, score_lists, stored_similarities
 from engine.plan.timerange import Span
 from engine.retrieval.patterns import (MAX_VALUE_SHARE, Pattern, describe_pattern, group_pattern, value_patterns,
                                        with_item)
@@ -111,12 +111,11 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
             more = [i for i in sample_ids(ctx, *g, settings.verify_relevant) if i not in seen]
             events += fetch_events(ctx, more[:settings.verify_relevant - len(events)])
     sampled = _samples(ctx, groups, relevant, top)
-    checks = list({e.id: e for es in [*top.values(), *sampled.values()] for e in es}.values())
-    if not checks:
+    scores = score_lists(ctx.models.reranker, query, [*top.values(), *sampled.values()])
+    if not scores:
         return labels
-    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
-    failing = {g for g, events in sampled.items()
-               if 2 * sum(scores[e.id] >= settings.rerank_threshold for e in events) < len(events)}
+    checks = [e for es in top.values() for e in es]
+    failing = mostly_failing(sampled, scores, settings.rerank_threshold)
     # the embedder must agree: no checked event near the query (one it has no vectors
     # for yet counts as near); not on a name, which it places by spelling
     agree = (settings.revive_similarity is not None and ctx.models.embedder is not None
@@ -162,7 +161,7 @@ def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, 
     checks = [e for es in top.values() for e in es]
     if not checks:
         return
-    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
+    scores = score_lists(ctx.models.reranker, query, top.values())
     if settings.revive_similarity is not None and not names_something(query):
         # the embedder must agree (an event it has no vectors for yet keeps its score);
         # not on a name, which it places by spelling ("Diane Edwards")
@@ -187,6 +186,13 @@ def passing_enough(top: dict, scores: dict[str, float], threshold: float) -> set
         if passed >= 2 or (passed and 2 * passed >= len(events)):
             out.add(group)
     return out
+
+
+def mostly_failing(checked: dict, scores: dict[str, float], threshold: float) -> set:
+    """The "relevant" groups (or values) fewer than half of whose sampled events pass
+    the reranker: what is kept whole should be about the query event by event."""
+    return {group for group, events in checked.items()
+            if 2 * sum(scores[e.id] >= threshold for e in events) < len(events)}
 
 
 @dataclass

@@ -20,6 +20,13 @@ def score_events(reranker, query: str, events: list[Event]) -> list[float]:
     return [score for score, _ in best_passages(reranker, query, events)]
 
 
+def score_lists(reranker, query: str, lists) -> dict[str, float]:
+    """The reranker's score of each distinct event of several lists of events (an
+    event in two lists is scored once), by id."""
+    events = list({e.id: e for es in lists for e in es}.values())
+    return dict(zip((e.id for e in events), score_events(reranker, query, events))) if events else {}
+
+
 def best_passages(reranker, query: str, events: list[Event]) -> list[tuple[float, str]]:
     """Each event's best passage for the reranker, with its score."""
     pairs, owner = [], []

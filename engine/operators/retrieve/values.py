@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from engine.operators.context import OperatorContext
 from engine.operators.retrieve.events import Event, Group, fetch_events, ids_where, sample_ids
-from engine.operators.retrieve.groups import Decisions, passing_enough
+from engine.operators.retrieve.groups import Decisions, mostly_failing, passing_enough
 from engine.operators.retrieve.labelling import value_labels
 from engine.operators.retrieve.labels import Label, Verdict
-from engine.operators.retrieve.scores import score_events
+from engine.operators.retrieve.scores import score_lists
 from engine.retrieval.patterns import Pattern, describe_pattern, group_pattern, matches, value_patterns
 
 
@@ -84,15 +84,11 @@ def _revived_values(ctx: OperatorContext, query: str, members: list[Event], rank
     settings = ctx.retrieve
     if not (irrelevant and ctx.models.reranker is not None and settings.verify_irrelevant):
         return []
-    per_value: dict[int, list[Event]] = {}
-    for e in sorted((e for e in members if e.id in rank_of), key=lambda e: rank_of[e.id]):
-        for n, p in enumerate(irrelevant):
-            if matches(p, e.items) and len(per_value.setdefault(n, [])) < settings.verify_irrelevant:
-                per_value[n].append(e)
-    checks = list({e.id: e for es in per_value.values() for e in es}.values())
-    if not checks:
+    ranked = sorted((e for e in members if e.id in rank_of), key=lambda e: rank_of[e.id])
+    per_value = _first_of_each(ranked, irrelevant, settings.verify_irrelevant)
+    scores = score_lists(ctx.models.reranker, query, per_value.values())
+    if not scores:
         return []
-    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
     return [irrelevant[n] for n in sorted(passing_enough(per_value, scores, settings.rerank_threshold))]
 
 
@@ -105,18 +101,23 @@ def _mostly_failing(ctx: OperatorContext, query: str, sample: list[Event], relev
     settings = ctx.retrieve
     if not (relevant and ctx.models.reranker is not None and settings.verify_relevant and settings.sample_relevant):
         return []
-    per_value: dict[int, list[Event]] = {}
-    for e in sample:
-        for n, p in enumerate(relevant):
-            if matches(p, e.items) and len(per_value.setdefault(n, [])) < settings.verify_relevant:
-                per_value[n].append(e)
+    per_value = _first_of_each(sample, relevant, settings.verify_relevant)
     checked = {n: events for n, events in per_value.items() if len(events) >= min(4, settings.verify_relevant)}
-    checks = list({e.id: e for es in checked.values() for e in es}.values())
-    if not checks:
+    scores = score_lists(ctx.models.reranker, query, checked.values())
+    if not scores:
         return []
-    scores = dict(zip((e.id for e in checks), score_events(ctx.models.reranker, query, checks)))
-    return [relevant[n] for n, events in sorted(checked.items())
-            if 2 * sum(scores[e.id] >= settings.rerank_threshold for e in events) < len(events)]
+    return [relevant[n] for n in sorted(mostly_failing(checked, scores, settings.rerank_threshold))]
+
+
+def _first_of_each(events: list[Event], patterns: list[Pattern], n: int) -> dict[int, list[Event]]:
+    """The first ``n`` of ``events`` (in their order) each pattern matches, by the
+    pattern's index; a pattern that matches none is absent."""
+    out: dict[int, list[Event]] = {}
+    for e in events:
+        for i, p in enumerate(patterns):
+            if matches(p, e.items) and len(out.setdefault(i, [])) < n:
+                out[i].append(e)
+    return {i: es for i, es in out.items() if es}
 
 
 def _members(ctx: OperatorContext, members: list[Event], rank_of: dict[str, int], whole: bool) -> list[Event]:

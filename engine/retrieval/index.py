@@ -73,8 +73,8 @@ SELECT e.id, score FROM scores JOIN fts_main_doc_texts.docs AS d USING (docid) J
 ORDER BY score DESC, e.id LIMIT ?"""
 #: Bump when ``engine.retrieval.verbalise`` changes what a document says, or
 #: ``engine.retrieval.units`` what its units and passages are.
-DOC_VERSION = "4"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates;
-# 4: a long paragraph's sentences past what the classifier reads are passages too
+DOC_VERSION = "5"  # 2: sparse units and embedder texts shared by content; 3: titles and texts as templates;
+# 4: a long paragraph's sentences past what the classifier reads are passages too; 5: and a sentence read in part
 #: distinct neural views a refresh remembers what it made of (then it starts over)
 MEMO_VIEWS = 200_000
 #: events verbalised and stored per step (a refresh killed halfway keeps the steps done)

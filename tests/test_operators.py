@@ -801,6 +801,19 @@ def test_a_word_of_another_name_is_not_the_name_the_query_gives(store):
     assert kept("visited Chloe Miller") == []
 
 
+def test_a_word_inside_a_mail_address_says_no_name(store):
+    """Every event of a calendar holds the user's own address: its surname is not a
+    relative's name. A person's address beside their name still says it."""
+    t = datetime(2024, 3, 1, 12, tzinfo=BERLIN)
+    own = {"calendar": "sam.whitaker@gmail.com"}
+    add(store, [ev("calendar", "calendar_event", t, 60, "Team weekly", "With Rachel Tyler and Evelyn Martinez.",
+                   **own),
+                ev("calendar", "calendar_event", t + timedelta(days=1), 60, "Lunch",
+                   "Lunch with Elizabeth Whitaker <elizabeth.whitaker@example.org>.", **own)])
+    kept, _ = retrieved(store, "time with Elizabeth Whitaker", FakeReranker("with"))
+    assert kept == ["Lunch with Elizabeth Whitaker <elizabeth.whitaker@example.org>."]
+
+
 def test_a_filter_over_retrieve_has_the_events_it_can_keep_judged_not_the_best_search_hits(store):
     """A diary of two years, a lunch every day: searched, only the best hits of a big
     group are judged, and the ones in May 2023 may be none of them. With the FILTER

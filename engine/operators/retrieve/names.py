@@ -22,6 +22,8 @@ _BEING_WITH = stems(" ".join(BEING_WITH))
 # words that join the capitalised words of one name: "Statue of Liberty", "Leonardo da Vinci"
 _NAME_JOINERS = PARTICLES | NAME_JOINERS
 _SENTENCE_START = re.compile(r"(^|[.!?:;#\n])\s*$")
+# a mail address: a word inside one is part of an identifier, not a name said
+_ADDRESS = re.compile(r"[\w.+'’-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def _bare(word: str) -> str:
@@ -82,8 +84,13 @@ def says_a_name(e: Event, wanted: list[tuple[str, ...]]) -> bool:
     ``wanted`` (from :func:`names`): in any case, but an acronym in capitals only
     ("US" is not "us"). One word is enough: a diary says "Dorita" for "time with
     Dorita Cabezas". But not a word of another name: "Statue of Liberty" does not say
-    "Liberty Bell", nor "Dorita Smith" "Dorita Cabezas" (see :func:`_in_another_name`)."""
+    "Liberty Bell", nor "Dorita Smith" "Dorita Cabezas" (see :func:`_in_another_name`).
+    Nor a word inside a mail address: every event of a calendar holds the user's own
+    ("calendar: sam.whitaker@gmail.com"), which said "Whitaker" for "time with
+    Elizabeth Whitaker", and 45 weekly meetings without her passed; where a person is
+    meant, their address comes with their name."""
     text = "\n".join([e.title or "", e.text or "", *(str(v) for _, v in e.pairs)])
+    text = _ADDRESS.sub(lambda m: " " * len(m.group()), text)  # same length: positions stay
     for name in wanted:
         for w in name:
             for m in re.finditer(rf"(?<!\w){re.escape(w)}(?!\w)", text, 0 if len(w) > 1 and w.isupper() else re.I):

@@ -49,5 +49,12 @@ def test_recall_and_precision_follow_the_classifier(tmp_path):
     spotify = figures["by_source"]["spotify"]
     assert spotify["found"] >= music["truth"] and spotify["precision"] == 1.0
     assert sum(s["truth"] for s in figures["by_source"].values()) == sum(c["truth"] for c in rows.values())
+    # and per concept: the music query's truth is all Spotify's, and the per-source tallies add up
+    assert music["by_source"]["spotify"] == {"truth": music["truth"], "found": music["truth"],
+                                             "retrieved": music["retrieved"]}
+    for c in rows.values():
+        assert sum(t["truth"] for t in c["by_source"].values()) == c["truth"]
+        assert sum(t["retrieved"] for t in c["by_source"].values()) == c["retrieved"]
     text = retrieval.table(figures)
     assert "| kind |" in text and music["query"] in text and "| spotify |" in text
+    assert f"spotify {music['truth']}/{music['truth']} of {music['retrieved']}" in text

@@ -74,16 +74,20 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
             ms = (time.perf_counter() - t) * 1000
             got = set(result.evidence) - unknown
             tp = len(got & truth)
+            own: dict[str, list[int]] = {}  # this concept's [truth, found, retrieved] per source
             for eid in truth | got:
-                tally = by_source.setdefault(source_of[eid], [0, 0, 0])
-                tally[0] += eid in truth
-                tally[1] += eid in truth and eid in got
-                tally[2] += eid in got
+                for tally in (by_source.setdefault(source_of[eid], [0, 0, 0]),
+                              own.setdefault(source_of[eid], [0, 0, 0])):
+                    tally[0] += eid in truth
+                    tally[1] += eid in truth and eid in got
+                    tally[2] += eid in got
             recall = tp / len(truth) if truth else None
             precision = tp / len(got) if got else (1.0 if not truth else 0.0)
             per_concept.append({"query": query, "level": "kind" if concept.attr is None else "value",
                                 "truth": len(truth), "retrieved": len(got), "recall": recall,
-                                "precision": precision, "ms": round(ms, 1)})
+                                "precision": precision, "ms": round(ms, 1),
+                                "by_source": {src: dict(zip(("truth", "found", "retrieved"), t))
+                                              for src, t in sorted(own.items())}})
             echo(f"[{n}/{len(chosen)}] {query!r}: {tp}/{len(truth)} found, {len(got)} retrieved "
                  f"(R {_pct(recall)}, P {_pct(precision)}) in {ms / 1000:.1f} s")
         index.close()
@@ -139,8 +143,11 @@ def table(figures: dict) -> str:
     for src, s in figures["by_source"].items():
         lines.append(f"| {src} | {s['truth']:,} | {s['found']:,} | {s['retrieved']:,} | {_pct(s['recall'])} | "
                      f"{_pct(s['precision'])} |")
-    lines += ["", "| query | truth | retrieved | recall | precision |", "|---|---:|---:|---:|---:|"]
+    lines += ["", "| query | truth | retrieved | recall | precision | per source: found/relevant of retrieved |",
+              "|---|---:|---:|---:|---:|---|"]
     for c in figures["concepts"]:
+        sources = ", ".join(f"{src} {t['found']}/{t['truth']} of {t['retrieved']}"
+                            for src, t in c.get("by_source", {}).items())
         lines.append(f"| {c['query']} | {c['truth']} | {c['retrieved']} | {_pct(c['recall'])} | "
-                     f"{_pct(c['precision'])} |")
+                     f"{_pct(c['precision'])} | {sources} |")
     return "\n".join(lines)

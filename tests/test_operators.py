@@ -719,7 +719,7 @@ def test_what_the_reranker_keeps_for_a_query_naming_someone_passes_it_without_th
     kept = partial(retrieved, store, reranker=Named(""))
     got, notes = kept("go get groceries with Chloe")
     assert got == ["I went grocery shopping with Chloe."], notes
-    assert any("2 of them dropped: below 0.3 (or cosine 0.2) for “go get groceries with”, "
+    assert any("2 of them dropped: below 0.3 (or cosine 0.2, unless above 0.95) for “go get groceries with”, "
                "the query without its names" in n
                for n in notes)
     assert len(kept("go get groceries with Chloe", rest_threshold=None)[0]) == 3
@@ -740,6 +740,26 @@ def test_a_named_event_far_from_the_query_without_its_names_is_dropped(store):
     kept = partial(retrieved, store, "lunch with Chloe", FakeReranker(""), Words())
     assert kept()[0] == ["Lunch with Chloe at Paz."]
     assert kept(rest_threshold=None)[0] == ["Event with Chloe.", "Lunch with Chloe at Paz."]
+
+
+def test_a_named_event_the_reranker_is_sure_of_stays_however_far_the_embedder_puts_it(store):
+    """Without its names a query is a fragment ("trip to"), and the embedder put every
+    event naming the place near it alike (0.11-0.23), the trip itself at 0.16; the
+    reranker, sure of the trip (0.995), is believed over the embedder."""
+    t = datetime(2023, 10, 3, 12, tzinfo=BERLIN)
+    add(store, diary(t, "Flight to Lima, back in a week.", "Tried a cafe in Lima."))
+
+    class Sure(FakeReranker):
+        def score(self, pairs):
+            self.pairs += len(pairs)
+            return [0.99 if "flight" in text.lower() else 0.6 if "lima" in text.lower() else 0.1 for _, text in pairs]
+
+    class Words(FakeEmbedder):  # "trip to" shares no word with either
+        WORDS = ("trip", "lima", "cafe")
+        dimension = len(WORDS)
+    kept = partial(retrieved, store, "trip to Lima", Sure(""), Words())
+    assert kept()[0] == ["Flight to Lima, back in a week."]
+    assert kept(rest_sure=None)[0] == []
 
 
 @pytest.mark.parametrize("query, rest", [

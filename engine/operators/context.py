@@ -134,6 +134,12 @@ class RetrieveSettings:
     # XYZ" 0.48 for "lunch with" (embedder 0.14; talks 0.26-0.30 for "talked to").
     # None: the names' rule alone
     rest_threshold: float | None = 0.3
+    # ... unless the reranker is this sure of it: a fragment without its names embeds
+    # as noise. For "trip to" the embedder put every event naming Mexico City at
+    # 0.11-0.23, the calendar's "✈ Mexico City" at 0.16 and the diary days there
+    # alike, where the reranker told them apart (the trip 0.995, its booking mail
+    # 0.997, the diary days 0.07-0.86; fresh train, s4711). None: the cosine always
+    rest_sure: float | None = 0.95
     rerank_batch: int = 64
     merge_min_overlap: float = 0.5      # share of the longer span two events must share to merge
 

@@ -38,7 +38,9 @@
    passes must say a word of one of the names (the reranker passed "I went grocery
    shopping with Jack." for "go to the grocery store with Chloe"), and pass the
    reranker for the query without its names too, where that says more than the kind
-   of event (given "Chloe", it passed her dates for "go get groceries with Chloe").
+   of event (given "Chloe", it passed her dates for "go get groceries with Chloe"),
+   near that fragment in the embedder's space unless the reranker is sure of it (a
+   fragment embeds as noise: "trip to" put a calendar's "✈ Mexico City" at 0.16).
    A query that says every word of a title the store's events share names that
    thing in any case ("weekly team meeting", the calendar's "Team weekly"): what
    passes must say those words too (:mod:`.titles`).

@@ -110,11 +110,13 @@ def _passing_without_the_names(ctx: OperatorContext, rest: str, passed: Passed) 
     scores = best_passages(ctx.models.reranker, rest, [e for e, _ in passed])
     near = similarities(ctx.models.embedder, rest, [t for _, t in scores]) \
         if ctx.models.embedder is not None else [1.0] * len(scores)
+    sure = settings.rest_sure
     kept = [p for p, (s, _), sim in zip(passed, scores, near)
-            if s >= settings.rest_threshold and sim >= settings.min_similarity]
+            if s >= settings.rest_threshold and (sim >= settings.min_similarity or (sure is not None and s >= sure))]
     if len(kept) < len(passed):
+        unless = f", unless above {sure}" if sure is not None else ""
         ctx.note(f"{len(passed) - len(kept)} of them dropped: below {settings.rest_threshold} "
-                 f"(or cosine {settings.min_similarity}) for “{rest}”, the query without its names")
+                 f"(or cosine {settings.min_similarity}{unless}) for “{rest}”, the query without its names")
     return kept
 
 

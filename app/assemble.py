@@ -116,6 +116,7 @@ def build_engine(store, settings, data_dir: Path | None, *, models=None, use_pla
         raise UserError(str(exc)) from exc
     engine = HindsightEngine(store, planner, otx, index=index, chat_models=_ask_chat_models(registry),
                              fallback=fallback)
+    engine.prepare_names()
     engine.models_registry = registry  # closed with the engine
     original_close = engine.close
 

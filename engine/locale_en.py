@@ -86,8 +86,12 @@ POSSESSIVE = r"['’]s$"
 EDGE_WORDS = frozenset("and the a an".split())
 
 #: words that join the capitalised words of one name ("Statue of Liberty"), besides
-#: the name particles of :data:`engine.operators.spans.PARTICLES` ("Leonardo da Vinci")
+#: the name particles of :data:`NAME_PARTICLES` ("Leonardo da Vinci")
 NAME_JOINERS = frozenset({"of"})
+
+#: lower-case words inside names (Osteria da Hänel, La Taberna de Sauer), which a
+#: name runs on across
+NAME_PARTICLES = frozenset("da de di del della der den des do dos das du van von la le y".split())
 
 # ------------------------------------------------------------------ numbers
 

@@ -14,6 +14,8 @@ import re
 import threading
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
+from dataclasses import replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -21,11 +23,13 @@ from engine.answer import FOLLOWS_AUTO, Answer, AskProgress, AskProgressCallback
 from engine.execute import ExecutionError, NodeStats, execute
 from engine.operators import ExecutionCancelled, Models, RetrieveSettings
 from engine.plan import expr as X
-from engine.plan import parse_plan, print_plan
+from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import DAYS_AGO
+from engine.plan.names_given import NameBook, give_names_back
 from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.rows import Row
 from engine.qud.planner import PlannedQuestion, PlanningCancelled, PlanningError, QudPlanner
+from engine.qud.store_names import store_names
 from engine.temporal import read_dates
 
 log = logging.getLogger(__name__)
@@ -328,10 +332,20 @@ class HindsightEngine:
         self._offered: dict[str, str] = {}  # question offered after a failure -> its plan
         self._candidates: tuple[int, list] = (-1, [])  # (store count, suggestions for it)
         self.readings: frozenset[str] = READINGS
+        #: give a plan the names the question gives that it lost (engine.plan.names_given)
+        self.give_names = True
+        self._names: tuple[int, Future[NameBook]] | None = None  # (store count, its names)
+        self._names_lock = threading.Lock()
 
     def close(self) -> None:
         if self.index is not None and hasattr(self.index, "close"):
             self.index.close()
+        with self._names_lock:
+            reading = self._names[1] if self._names is not None else None
+        if reading is not None and not reading.done():  # the store closes next: never under a running read
+            if (con := getattr(reading, "con", None)) is not None:
+                con.interrupt()
+            reading.exception()
 
     def ask(self, question: str, *, today: date | None = None, history: Sequence[Answer] = (),
             progress: AskProgressCallback | None = None, cancel: threading.Event | None = None,
@@ -390,8 +404,9 @@ class HindsightEngine:
         read_as = "; ".join(map(str, readings))
         previous = read_dates(previous, today)[0] if previous else previous
         answer = self._answer(self.planner, question, today=today, previous=previous, progress=progress,
-                              cancel=cancel, t0=t0, offered=offered, suggest=not fallback, plan_as=plan_as)
-        answer.read_as = read_as
+                              cancel=cancel, t0=t0, offered=offered, suggest=not fallback, plan_as=plan_as,
+                              given=(given := []))
+        answer.read_as = _read_as(read_as, given)
         if not fallback or not _gave_nothing(answer) or (cancel is not None and cancel.is_set()):
             return answer
         say(AskProgress("planning", "No answer from that plan; planning it again with the few-shot planner"))
@@ -401,8 +416,9 @@ class HindsightEngine:
             log.warning("the fallback planner could not be loaded: %s", exc)
             return self._with_suggestions(answer, question)
         second = self._answer(second_planner, question, today=today, previous=previous, progress=progress,
-                              cancel=cancel, t0=t0, offered=None, suggest=False, plan_as=plan_as)
-        second.read_as = read_as
+                              cancel=cancel, t0=t0, offered=None, suggest=False, plan_as=plan_as,
+                              given=(given := []))
+        second.read_as = _read_as(read_as, given)
         second.llm_calls += answer.llm_calls
         if not _gave_nothing(second):
             first = answer.answer_text if len(answer.answer_text) <= 200 else answer.answer_text[:199] + "…"
@@ -425,10 +441,12 @@ class HindsightEngine:
 
     def _answer(self, planner: QudPlanner, question: str, *, today: date, previous: str | None,
                 progress: AskProgressCallback | None, cancel: threading.Event | None, t0: float,
-                offered: str | None, suggest: bool, plan_as: str | None = None) -> Answer:
+                offered: str | None, suggest: bool, plan_as: str | None = None,
+                given: list[str] | None = None) -> Answer:
         """Plan ``question`` with ``planner`` (or run the ``offered`` plan), execute it and
         word the answer. ``suggest``: offer answerable questions when there is none.
-        ``plan_as``: the question as the planner reads it (its dates written whole)."""
+        ``plan_as``: the question as the planner reads it (its dates written whole).
+        ``given``: receives the names given back to the plan's search."""
         say = progress or (lambda p: None)
         offer = self._suggest if suggest else (lambda q: ())
         calls_before = planner.llm_calls
@@ -439,6 +457,7 @@ class HindsightEngine:
             else:
                 planned = planner.plan(plan_as or question, previous=previous, cancel=cancel,
                                        progress=lambda m: say(AskProgress("planning", m)))
+                planned = self._with_names_given(planned, plan_as or question, given)
         except PlanningCancelled:
             return self._cancelled(question, today, t0)
         except PlanningError as exc:
@@ -539,6 +558,51 @@ class HindsightEngine:
         return Answer(question, True, jsonable(answer_value), text, plan_text=planned.plan_text, plan=tree,
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
+    def _with_names_given(self, planned: PlannedQuestion, question: str,
+                          given: list[str] | None = None) -> PlannedQuestion:
+        """``planned`` with the names ``question`` gives that its plan lost given back to
+        its search (:mod:`engine.plan.names_given`; the store says what is a name);
+        ``given`` receives those names."""
+        if not self.give_names:
+            return planned
+        try:
+            node, names = give_names_back(planned.plan, question, self._name_book())
+        except Exception:  # noqa: BLE001 - the plan then runs as the planner wrote it
+            log.exception("could not read the store's names")
+            return planned
+        if not names or validate_plan(node):
+            return planned
+        log.info("names given back for %r: %s -> %s", question, planned.plan_text, print_plan(node))
+        if given is not None:
+            given += names
+        return replace(planned, plan=node, plan_text=print_plan(node))
+
+    def prepare_names(self) -> None:
+        """Start reading the store's names (:mod:`engine.qud.store_names`; about a second
+        per 40,000 events) in the background, so the first question need not wait."""
+        self._names_read()
+
+    def _name_book(self) -> NameBook:
+        return self._names_read().result()
+
+    def _names_read(self) -> Future[NameBook]:
+        """The store's names as they are now: read again when the store changed."""
+        n = self.store.count()
+        with self._names_lock:
+            if self._names is None or self._names[0] != n:
+                read: Future[NameBook] = Future()
+
+                def run() -> None:
+                    try:
+                        read.con = self.store.reader()  # type: ignore[attr-defined]
+                        read.set_result(store_names(read.con))  # type: ignore[attr-defined]
+                    except BaseException as exc:  # noqa: BLE001 - the asking thread raises it
+                        read.set_exception(exc)
+
+                threading.Thread(target=run, name="store-names", daemon=True).start()
+                self._names = (n, read)
+            return self._names[1]
+
     def _relevance(self, question: str, found: Sequence[tuple[Any, Row]]) -> dict[str, float]:
         """Each event's nearest passage to ``question`` (embedder cosine, from the
         index's stored vectors); empty without an embedder or vectors, or for one value."""
@@ -629,6 +693,13 @@ class HindsightEngine:
                     key = f"op_{s.operator.lower()}_ms"
                     out[key] = out.get(key, 0.0) + s.ms
         return out
+
+
+def _read_as(dates: str, names: Sequence[str]) -> str:
+    """How the question was read, for the user to check: its days (``dates``), and
+    the names of their data it gives that the search was told of."""
+    said = "; ".join(f"“{n}” as the name your data has" for n in names)
+    return "; ".join(p for p in (dates, said) if p)
 
 
 def _gave_nothing(answer: Answer) -> bool:

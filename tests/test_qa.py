@@ -479,3 +479,56 @@ def test_a_lookup_that_reads_only_what_the_question_names_says_it_found_nothing(
     assert ans.ok and ans.answer == []
     assert ans.answer_text.startswith("Not found: none of the 1 matching entry says the destination")
     assert ans.answer_text.endswith("What was read instead is what the question itself names: Tokyo.")
+
+
+def _dinner(day: int, place: str) -> Event:
+    start = datetime(2024, 3, day, 19, 30, tzinfo=UTC)
+    return Event(source="calendar", kind="calendar_event", start=start, end=start + timedelta(hours=2),
+                 title=f"Dinner at {place}", text=f"Table for two at {place}.", attributes={"location": place},
+                 key=f"dinner-{day}")
+
+
+def test_a_name_the_plan_lost_is_searched_for(engine_over):
+    """The planner searched for dinners and dropped the restaurant the question names;
+    the store holds it as a value, so the search gets it back (which of the dinners
+    say it is RETRIEVE's to judge, with the real models: tests/test_ask_real.py)."""
+    events = [_dinner(d, "Trattoria Vellani") for d in (1, 8)] + [_dinner(d, "Café Moravia") for d in (2, 9, 16)]
+    question = "how many times did i have dinner at trattoria vellani"
+    other = "how many times did i have dinner at the salon"
+    eng, _ = engine_over(events, {question: ['APPLY(l=RETRIEVE(query="dinner"), fct=len)'],
+                                  other: ['APPLY(l=RETRIEVE(query="dinner"), fct=len)']})
+    ans = eng.ask(question, today=date(2024, 4, 1))
+    assert ans.ok and ans.plan_text == 'APPLY(l=RETRIEVE(query="dinner Trattoria Vellani"), fct=len)'
+    assert ans.read_as == "“Trattoria Vellani” as the name your data has"  # the user can check it
+    eng.give_names = False
+    assert eng.ask(question, today=date(2024, 4, 1)).plan_text == 'APPLY(l=RETRIEVE(query="dinner"), fct=len)'
+    # a name the plan says is left as it is, and so is a plan for a question that names nothing in the data
+    eng.give_names = True
+    assert eng.ask(other, today=date(2024, 4, 1)).plan_text == 'APPLY(l=RETRIEVE(query="dinner"), fct=len)'
+
+
+def test_a_first_name_is_a_name_where_an_address_spells_it(engine_over):
+    """A person is called by their first name, in lower case too: the store's
+    attendee "Ilse Brandt <ilse.brandt77@…>" makes "ilse" hers."""
+    events = [_dinner(1, "Café Moravia"), _dinner(2, "Café Moravia")]
+    events[0].attributes["attendees"] = ["Ilse Brandt <ilse.brandt77@example.org>"]
+    question = "when did i last have dinner with ilse"
+    eng, _ = engine_over(events, {question: ['MAX(l=RETRIEVE(query="dinner"), attr_name="start")']})
+    planned = eng.ask(question, today=date(2024, 4, 1)).plan_text
+    assert planned == 'MAX(l=RETRIEVE(query="dinner Ilse"), attr_name="start")'
+
+
+def test_closing_the_engine_waits_for_a_names_read_it_started(engine_over, monkeypatch):
+    """The store closes after the engine: a names read started in the background
+    (build_engine starts one) is over by then, so it never reads a closed store."""
+    import time as time_
+
+    from engine import qa
+    from engine.qud.store_names import store_names
+
+    eng, _ = engine_over([_dinner(1, "Café Moravia")], {})
+    monkeypatch.setattr(qa, "store_names", lambda con: time_.sleep(0.5) or store_names(con))
+    eng.prepare_names()
+    reading = eng._names[1]
+    eng.close()
+    assert reading.done()

@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import re
 
+from engine.locale_en import NAME_PARTICLES
+
 # Lower-case words inside names (Osteria da Hänel, La Taberna de Sauer), which a
 # name runs on across.
-PARTICLES = frozenset("da de di del della der den des do dos das du van von la le y".split())
+PARTICLES = NAME_PARTICLES
 # Words that join two names as often as they sit inside one ("Pilot of Breaking
 # Bad", "Ana and Leo"): a span runs on across one only where the model's own answer
 # ends in it ("Statue of" -> "Statue of Liberty", "Hanna and" -> "Hanna and the Suns").

@@ -1455,6 +1455,31 @@ def test_a_mail_that_gives_a_trips_first_and_last_day_is_that_trip():
     assert days_written("June 7th, 2022; 2022-06-13; 31 Feb 2022; 7 June") == {date(2022, 6, 7), date(2022, 6, 13)}
 
 
+def test_a_mail_that_names_a_happenings_day_and_time_is_that_happening():
+    """A booking mail counted as a dinner of its own ("28 for 23" at one restaurant):
+    it names the day (without its year) and the time the calendar's dinner starts."""
+    from engine.operators.retrieve import merge_overlapping
+    from engine.operators.retrieve.merging import day_announced
+    utc = timezone.utc
+    dinner = ev("calendar", "calendar_event", datetime(2024, 3, 8, 18, 31, tzinfo=utc), 100, "Dinner: Trattoria Vellani")
+    booked = ev("mail", "mail", datetime(2024, 3, 7, 9, 31, tzinfo=BERLIN), 0, "Reservation confirmed",
+                "Trattoria Vellani expects you on Friday, 8 March at 19:31, party of 2.")  # 19:31 in Berlin
+    other_time = ev("mail", "mail", datetime(2024, 3, 7, 10, tzinfo=BERLIN), 0, "Table booked",
+                    "Your table at Café Moravia is booked for 8 March at 12:15.")
+    note = diary_day(date(2024, 3, 8), "Dinner at Trattoria Vellani, great pasta")
+    merged = merge_overlapping(rows_of([dinner, booked, other_time, note]), 0.5)
+    assert sorted(len(r.ids) for r in merged) == [1, 3]
+    [one] = [r for r in merged if len(r.ids) == 3]
+    assert one.ids == {dinner.id, booked.id, note.id} and one.get("start") == dinner.start  # the dinner's time
+    # with no timed happening that day, the day's note is the happening the mail is about
+    later = ev("mail", "mail", datetime(2024, 4, 20, 17, 44, tzinfo=BERLIN), 0, "Your reservation",
+               "Your table is confirmed for Sunday, 21 April at 19:44.")
+    assert len(merge_overlapping(rows_of([later, diary_day(date(2024, 4, 21), "Dinner out")]), 0.5)) == 1
+    assert day_announced("expects you on Friday, 4 November at 20:25", date(2022, 11, 2)) == date(2022, 11, 4)
+    assert day_announced("see you January 3rd", date(2022, 12, 30)) == date(2023, 1, 3)
+    assert day_announced("on 4 November 2022, or on 5 November", date(2022, 11, 2)) is None  # two days
+
+
 def test_a_day_note_merges_into_the_one_happening_of_its_day_and_keeps_its_time():
     from engine.operators.retrieve import MERGED_TEXTS, merge_overlapping
     game = ev("calendar", "meeting", datetime(2024, 6, 1, 19, tzinfo=BERLIN), 90, "Football")

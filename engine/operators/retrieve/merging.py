@@ -1,7 +1,7 @@
 """One row per happening: RETRIEVE's rows from different sources that record the
 same happening (spans that mostly coincide, a diary day and the one timed event
 of that day, the same order number, a mail that gives a trip's first and last
-day) become one row, with the union of their key-value pairs, their spans and
+day, a mail that names the day and time of a happening it is about) become one row, with the union of their key-value pairs, their spans and
 their ids.
 
 Rows in, rows out: no model, no store; the month names dates are read by are
@@ -21,6 +21,13 @@ _ORDINAL = f"(?:{'|'.join(ORDINAL_SUFFIXES)})?"
 _DAY_WRITTEN = re.compile(rf"\b(\d{{1,2}}){_ORDINAL}\s+({MONTH}),?\s+(\d{{4}})\b"
                           rf"|\b({MONTH})\s+(\d{{1,2}}){_ORDINAL},?\s+(\d{{4}})\b"
                           r"|\b(\d{4})-(\d{2})-(\d{2})\b", re.IGNORECASE)
+
+# "4 November", "November 4th": a day written without its year
+_DAY_OF_MONTH = re.compile(rf"\b(\d{{1,2}}){_ORDINAL}\s+({MONTH})\b|\b({MONTH})\s+(\d{{1,2}}){_ORDINAL}\b",
+                           re.IGNORECASE)
+_CLOCK = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+#: how far from a time a mail writes its happening may start: booked at 20:25, seated at 20:30
+ANNOUNCED_SLACK = timedelta(minutes=15)
 
 MERGED_TEXTS = " | "  # joins the texts of events merged into one row
 
@@ -46,6 +53,8 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
         return i
 
     _merge_coinciding_spans(rows, order, min_overlap, find, parent)
+    # a mail about a happening first: it is no happening of its day for a day's note
+    _merge_those_announcing_it(rows, find, parent)
     _merge_days_into_their_happening(rows, find, parent)
     _merge_orders(rows, find, parent)
     _merge_those_giving_its_days(rows, find, parent)
@@ -111,6 +120,13 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
     return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
 
 
+def _start_of(rows: list[Row], members: list[int]):
+    """When a group of rows happened: its leading rows' start, as :func:`_merged` makes
+    it (a dinner's, not the day its booking mail was sent)."""
+    best = min(_lead(rows[m]) for m in members)
+    return min(rows[m].get("start") for m in members if _lead(rows[m]) == best)
+
+
 def _lead(row: Row) -> int:
     """Which rows of a happening lead its merged row, lowest first: a timed span (a
     run, a game), then days that are more than one (a trip: its booking mail is no
@@ -152,7 +168,7 @@ def _merge_days_into_their_happening(rows: list[Row], find: Callable[[int], int]
     for root, members in groups.items():
         if all(spans_whole_days(rows[m]) for m in members):
             days.append(root)
-        elif isinstance(start := min(rows[m].get("start") for m in members), datetime):
+        elif isinstance(start := _start_of(rows, members), datetime):
             timed_by_day.setdefault(start.date(), []).append(root)
     for root in days:
         members = groups[root]
@@ -160,7 +176,7 @@ def _merge_days_into_their_happening(rows: list[Row], find: Callable[[int], int]
         first, last = rows[members[0]].get("start"), rows[members[0]].get("end")
         on_its_days = [t for d in range((last - first).days + 1)
                        for t in timed_by_day.get((first + timedelta(days=d)).date(), ())]
-        found = [t for t in on_its_days if first <= min(rows[m].get("start") for m in groups[t]) < last
+        found = [t for t in on_its_days if first <= _start_of(rows, groups[t]) < last
                  and not sources & {rows[m].get("source") for m in groups[t]}]
         if len(found) == 1:
             parent[root] = found[0]
@@ -210,3 +226,72 @@ def _merge_those_giving_its_days(rows: list[Row], find: Callable[[int], int], pa
                  for j in js if rows[j].get("source") != r.get("source")]
         if len({find(j) for j in found}) == 1:
             parent[find(i)] = find(found[0])
+
+
+def day_announced(text: str, sent: date) -> date | None:
+    """The one day ``text`` (written on ``sent``) names, with its year or without (then
+    the first such day from ``sent`` on: "expects you on Friday, 4 November" in a mail
+    of 2 November 2022 is 4 November 2022); None where it names none or several."""
+    days = days_written(text)
+    rest = _DAY_WRITTEN.sub(" ", text or "")
+    for m in _DAY_OF_MONTH.finditer(rest):
+        day, month = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        number = MONTH_NUMBERS.get(month.lower().rstrip(".")[:3])
+        for year in (sent.year, sent.year + 1):
+            try:
+                d = date(year, number, int(day))
+            except (TypeError, ValueError):
+                break
+            if d >= sent:
+                days.add(d)
+                break
+    return next(iter(days)) if len(days) == 1 else None
+
+
+def _merge_those_announcing_it(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
+    """A row of an instant (a mail) that names one later day, and the times of day it
+    names, is about the one timed happening of another source that starts on that day
+    at such a time (within :data:`ANNOUNCED_SLACK`; any time where it names none), or,
+    where no timed happening starts that day, the day's one note: the restaurant's
+    "Pizzeria Niemeier expects you on Friday, 4 November at 20:25" and the calendar's
+    dinner there at 20:25 are one dinner (a year of dinners at one place was counted
+    with its booking mails: 28 for 23)."""
+    starts: dict[date, list[int]] = {}  # the timed happenings by their day
+    notes: dict[date, list[int]] = {}  # the notes of one day by that day
+    for i, r in enumerate(rows):
+        s, e = r.get("start"), r.get("end")
+        if not isinstance(s, datetime) or not isinstance(e, datetime) or e <= s:
+            continue
+        if not spans_whole_days(r):
+            starts.setdefault(s.date(), []).append(i)
+        elif e - s == timedelta(days=1):
+            notes.setdefault(s.date(), []).append(i)
+    if not starts and not notes:
+        return
+    for i, r in enumerate(rows):
+        s, e = r.get("start"), r.get("end")
+        if not isinstance(s, datetime) or (isinstance(e, datetime) and e > s):
+            continue  # a happening of its own, or a day's note: not an announcement
+        text = f"{r.get('title') or ''} {r.get('text') or ''}"
+        day = day_announced(text, s.date())
+        if day is None or day < s.date():
+            continue
+        times = [datetime(day.year, day.month, day.day, int(h), int(m)) for h, m in _CLOCK.findall(text)]
+        found = {find(j) for j in starts.get(day, ())
+                 if rows[j].get("source") != r.get("source")
+                 and (not times or any(_at_the_time(rows[j].get("start"), t, s) for t in times))}
+        if not starts.get(day):  # no timed happening that day: the day's one note of it
+            found = {find(j) for j in notes.get(day, ()) if rows[j].get("source") != r.get("source")}
+        if len(found) == 1:
+            parent[find(i)] = found.pop()
+
+
+def _at_the_time(start: datetime, written: datetime, sent: datetime) -> bool:
+    """Whether a happening starting at ``start`` starts at the clock time ``written``
+    in a mail sent at ``sent``: read on the mail's clock (the sources' offsets
+    differ: a calendar's times are UTC), within :data:`ANNOUNCED_SLACK`, or an hour
+    off where summer time began or ended between the mail and the day."""
+    if start.tzinfo is not None and sent.tzinfo is not None:
+        start = start.astimezone(sent.tzinfo)
+    off = abs(start.replace(tzinfo=None) - written)
+    return off <= ANNOUNCED_SLACK or abs(off - timedelta(hours=1)) <= ANNOUNCED_SLACK

@@ -33,6 +33,8 @@ _WORD = re.compile(r"[^\W\d_][\w'’.&-]*[\w&]|[^\W\d_]")
 _POSSESSIVE = re.compile(r"['’]s?$")
 _LOCAL_WORD = re.compile(r"[^\W\d_]+")
 _SENTENCE_START = re.compile(r"(^|[.!?:;|\n])\W*$")
+#: a mail address, wherever a value or text holds one
+MAIL_ADDRESS = re.compile(r"[\w.+'’-]+@[\w-]+(?:\.[\w-]+)+")
 _ADDRESSED = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>\s*$")
 #: the longest name looked for, in words ("Osteria da Mosemann", "The Arctic Gallarts")
 MOST_WORDS = 4

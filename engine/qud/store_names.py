@@ -3,9 +3,7 @@ attribute values written with a capital and the mail addresses, read in one pass
 over the store. Reads the store; writes nothing."""
 from __future__ import annotations
 
-import re
-
-from engine.plan.names_given import MOST_WORDS, NameBook
+from engine.plan.names_given import MAIL_ADDRESS, MOST_WORDS, NameBook
 
 #: text attribute values (inside lists too) that start with a capital and are short
 #: enough to be a name, or that hold a mail address ("Name <address>" is both)
@@ -15,7 +13,6 @@ VALUES_SQL = ("SELECT DISTINCT v FROM (SELECT t.value->>'$' AS v FROM events, js
 SOURCES_SQL = "SELECT DISTINCT source FROM events"
 #: the most characters a value is read from: a name of MOST_WORDS words, or an address
 LONGEST = 48 * MOST_WORDS
-_ADDRESS = re.compile(r"[\w.+'’-]+@[\w-]+(?:\.[\w-]+)+")
 
 
 def store_names(con) -> NameBook:
@@ -23,5 +20,5 @@ def store_names(con) -> NameBook:
     second for 40,000 events on 2 cores)."""
     values = [v for (v,) in con.execute(VALUES_SQL, [LONGEST]).fetchall()]
     sources = [s for (s,) in con.execute(SOURCES_SQL).fetchall()]
-    addresses = {a for v in values if "@" in v for a in _ADDRESS.findall(v)}
+    addresses = {a for v in values if "@" in v for a in MAIL_ADDRESS.findall(v)}
     return NameBook.of((v for v in values if v[:1].isupper()), sources, addresses)

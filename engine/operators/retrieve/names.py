@@ -11,6 +11,7 @@ import re
 from engine.locale_en import AND, BEING_WITH, EDGE_WORDS, KIND_WORDS, NAME_JOINERS, POSSESSIVE, SELF, STOP_WORDS
 from engine.operators.retrieve.events import Event
 from engine.operators.spans import PARTICLES
+from engine.plan.names_given import MAIL_ADDRESS
 from engine.retrieval.words import stems
 
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*")
@@ -23,7 +24,7 @@ _BEING_WITH = stems(" ".join(BEING_WITH))
 _NAME_JOINERS = PARTICLES | NAME_JOINERS
 _SENTENCE_START = re.compile(r"(^|[.!?:;#\n])\s*$")
 # a mail address: a word inside one is part of an identifier, not a name said
-_ADDRESS = re.compile(r"[\w.+'’-]+@[\w-]+(?:\.[\w-]+)+")
+_ADDRESS = MAIL_ADDRESS
 
 
 def _bare(word: str) -> str:

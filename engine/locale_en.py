@@ -238,6 +238,15 @@ MONTH_PREPOSITIONS = TIME_PREPOSITIONS | frozenset("in throughout through over".
 #: the months named relative to today's ("last month"): how many months back
 RELATIVE_MONTHS: dict[str, int] = {"this month": 0, "last month": 1, "previous month": 1}
 
+#: the weeks named relative to today's ("last week"), weeks that begin on a Monday: how
+#: many weeks back
+RELATIVE_WEEKS: dict[str, int] = {"this week": 0, "last week": 1, "previous week": 1, "the week before last": 2}
+
+#: how a week read whole is written: the one before today's from its Monday to its
+#: Sunday, today's from its Monday on ("since Monday, 26 August 2024")
+WEEK_FORMAT = "between {first} and {last}"
+THIS_WEEK_FORMAT = "since {first}"
+
 #: days of the year a question names by their holiday ("before christmas 2023"), as
 #: (month, day); read only after a preposition of time (``TIME_PREPOSITIONS``): "for
 #: christmas" is what a gift was for, not the day it was bought. An apostrophe may be

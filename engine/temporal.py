@@ -13,7 +13,11 @@ underspecified date); it changes no plan and reads no question's other words.
 - A day and month without a year is the latest such day up to today (a personal
   history is asked about afterwards); a day that is not in every year (29 February)
   is the latest year that has it.
-- "last <weekday>" is the latest such weekday before today.
+- "last <weekday>" is the latest such weekday before today; so is a weekday alone
+  after a preposition of time ("did we have the team weekly on monday", "since
+  friday").
+- "last week" is the week before today's, Monday to Sunday ("between Monday, 19
+  August 2024 and Sunday, 25 August 2024"); "this week" is today's from its Monday on.
 - "last month" and "this month" are today's month and the one before it, written
   whole ("in July 2024").
 - A holiday of a fixed day after a preposition of time ("before christmas 2023", "on
@@ -22,8 +26,8 @@ underspecified date); it changes no plan and reads no question's other words.
   such month up to today's ("this July", "last July" and "July" alone are left as said).
 - "may" and "march" are words too: read as months only with a day that says so
   ("the 3rd of May", "May 3rd", "on 3 May").
-- A date with a year, a weekday alone ("on Sundays" recurs) and
-  anything else is left as it is.
+- A date with a year, weekdays ("on Sundays" recurs), a weekday with no preposition
+  before it, and anything else is left as it is.
 
 The words are :mod:`engine.locale_en`'s; this module only finds and resolves them.
 """
@@ -35,8 +39,9 @@ from datetime import date, timedelta
 
 from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, HOLIDAYS, LAST_WEEKDAY, MONTH_FORMAT,
                               MONTH_NUMBERS, MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS,
-                              RELATIVE_MONTHS, IN, ON, ORDINAL_SUFFIXES, TIME_PREPOSITIONS, TIMES_WORDS, WEEKDAY_DAY_FORMAT,
-                              WEEKDAY_NAMES, WEEKDAY_TITLES)
+                              RELATIVE_MONTHS, RELATIVE_WEEKS, IN, ON, ORDINAL_SUFFIXES, THIS_WEEK_FORMAT,
+                              TIME_PREPOSITIONS, TIMES_WORDS, WEEK_FORMAT, WEEKDAY_DAY_FORMAT, WEEKDAY_NAMES,
+                              WEEKDAY_TITLES)
 
 #: how many years back a day of the month is looked for (29 February: the last leap year)
 _YEARS_BACK = 8
@@ -49,6 +54,8 @@ class DateReading:
     said: str
     day: date
     written: str
+    #: the last day of a span of days read ("last week": its Sunday); None for one day or a month
+    last: date | None = None
 
     def __str__(self) -> str:
         return f"“{self.said}” as {self.written}"
@@ -78,6 +85,11 @@ _HOLIDAY_DAYS = {_APOSTROPHE.sub("", h): day for h, day in HOLIDAYS.items()}  # 
 _LAST_WEEKDAY = re.compile(
     rf"(?<![\w'’])(?P<last>{_alternatives(LAST_WEEKDAY)})\s+(?P<weekday>{_alternatives(WEEKDAY_NAMES)})(?![\w'’])",
     re.IGNORECASE)
+# a weekday a date follows is that date's ("on Monday, 26 August", "on friday the 3rd")
+_WEEKDAY = re.compile(rf"(?<![\w'’])(?P<weekday>{_alternatives(WEEKDAY_NAMES)})(?![\w'’])"
+                      rf"(?!,?\s+(?:{re.escape(DAY_ARTICLE)}\s+)?(?:\d|(?:{_alternatives(MONTH_NUMBERS)})(?![\w'’])))",
+                      re.IGNORECASE)
+_RELATIVE_WEEK = re.compile(rf"(?<![\w'’])(?P<said>{_alternatives(RELATIVE_WEEKS)})(?![\w'’])", re.IGNORECASE)
 _WORD_BEFORE = re.compile(r"(\w+)\s*$")
 
 
@@ -88,7 +100,7 @@ def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]
     """``question`` with each date it leaves open written whole, and how each was read.
     The forms are read in the order below; a span one form took is not read again."""
     found: list[Found] = []
-    for reader in (_days, _holidays, _relative_months, _months, _last_weekdays):
+    for reader in (_days, _holidays, _relative_months, _relative_weeks, _months, _last_weekdays, _weekdays):
         for f in reader(question, today):
             if not any(f[0] < e and s < f[1] for s, e, _, _ in found):
                 found.append(f)
@@ -157,12 +169,42 @@ def _months(question: str, today: date):
 def _last_weekdays(question: str, today: date):
     """"last sunday": the latest Sunday before today."""
     for m in _LAST_WEEKDAY.finditer(question):
-        wanted = WEEKDAY_NAMES.index(m["weekday"].lower())
-        day = today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1)
-        written = WEEKDAY_DAY_FORMAT.format(weekday=WEEKDAY_TITLES[day.weekday()], day=day.day,
-                                            month=MONTH_TITLES[day.month - 1], year=day.year)
+        day = _latest_weekday(WEEKDAY_NAMES.index(m["weekday"].lower()), today)
+        written = _weekday_written(day)
         replacement = written if _after(question, m, TIME_PREPOSITIONS) else f"{ON} {written}"
         yield m.start(), m.end(), replacement, DateReading(m.group(0), day, written)
+
+
+def _weekdays(question: str, today: date):
+    """"on monday", "since friday": the latest such weekday before today."""
+    for m in _WEEKDAY.finditer(question):
+        if _after(question, m, TIME_PREPOSITIONS):
+            day = _latest_weekday(WEEKDAY_NAMES.index(m["weekday"].lower()), today)
+            written = _weekday_written(day)
+            yield m.start(), m.end(), written, DateReading(m.group(0), day, written)
+
+
+def _relative_weeks(question: str, today: date):
+    """"last week": Monday to Sunday of the week before today's; "this week": today's
+    from its Monday."""
+    for m in _RELATIVE_WEEK.finditer(question):
+        back = RELATIVE_WEEKS[" ".join(m["said"].lower().split())]
+        first = today - timedelta(days=today.weekday() + 7 * back)
+        last = first + timedelta(6) if back else today
+        if back:
+            written = WEEK_FORMAT.format(first=_weekday_written(first), last=_weekday_written(last))
+        else:
+            written = THIS_WEEK_FORMAT.format(first=_weekday_written(first))
+        yield m.start(), m.end(), written, DateReading(m.group(0), first, written, last)
+
+
+def _latest_weekday(wanted: int, today: date) -> date:
+    return today - timedelta(days=(today.weekday() - wanted - 1) % 7 + 1)
+
+
+def _weekday_written(day: date) -> str:
+    return WEEKDAY_DAY_FORMAT.format(weekday=WEEKDAY_TITLES[day.weekday()], day=day.day,
+                                     month=MONTH_TITLES[day.month - 1], year=day.year)
 
 
 def _a_date(m: re.Match, question: str) -> bool:

@@ -34,6 +34,13 @@ THURSDAY = date(2024, 8, 29)
     ("what did I order before Christmas 2022?", "what did I order before 25 December 2022?"),
     ("where was I on New Year’s Day", "where was I on 1 January 2024"),
     ("what did I do on christmas eve", "what did I do on 24 December 2023"),  # not yet this year
+    ("did we have the team weekly on monday", "did we have the team weekly on Monday, 26 August 2024"),
+    ("how many runs since Friday?", "how many runs since Friday, 23 August 2024?"),
+    ("what did I do on thursday", "what did I do on Thursday, 22 August 2024"),  # said today: a week ago
+    ("did I go to the gym last week",
+     "did I go to the gym between Monday, 19 August 2024 and Sunday, 25 August 2024"),
+    ("did i order anything from amazon this week?", "did i order anything from amazon since Monday, 26 August 2024?"),
+    ("runs the week before last", "runs between Monday, 12 August 2024 and Sunday, 18 August 2024"),
 ])
 def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, planned):
     text, readings = read_dates(question, THURSDAY)
@@ -55,6 +62,10 @@ def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, pla
     "did I run in march 3 times",
     "what happened on 31 february",
     "what did I buy for christmas",  # what a gift was for, not a day
+    "what did I do on Monday, 26 August 2024",  # a weekday with its date is that date's
+    "what did I do on friday the 3rd of may 2024",
+    "which monday did I run most",  # no preposition: not a day
+    "how many weeks did I run",
 ])
 def test_a_date_with_its_year_a_month_or_a_word_is_left_alone(question):
     assert read_dates(question, THURSDAY) == (question, ())

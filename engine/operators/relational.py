@@ -153,7 +153,7 @@ def unnest(node: N.Unnest, rows: list[Row], ctx: OperatorContext) -> list[Row]:
         for item in items:
             new = row.with_values(**{node.unnested_attr_name: item})
             if isinstance(item, Row):
-                new = Row(new.values, item.ids, item.raw)
+                new = Row(new.values, item.ids, item.raw, item.titles)
             out.append(new)
     return out
 

@@ -14,15 +14,18 @@ from typing import Any
 
 
 class Row:
-    """One row. ``raw`` keeps the stored event's own attributes for EXTRACT;
-    plan expressions see only ``values``."""
+    """One row. ``raw`` keeps the stored event's own attributes for EXTRACT, and
+    ``titles`` a merged row's events' titles, one for each text its text joins, in
+    that order (None for a row of one event); plan expressions see only ``values``."""
 
-    __slots__ = ("values", "ids", "raw")
+    __slots__ = ("values", "ids", "raw", "titles")
 
-    def __init__(self, values: Mapping[str, Any], ids: Iterable[str], raw: Mapping[str, Any] | None = None):
+    def __init__(self, values: Mapping[str, Any], ids: Iterable[str], raw: Mapping[str, Any] | None = None,
+                 titles: tuple[str | None, ...] | None = None):
         self.values = dict(values)
         self.ids = frozenset(ids)
         self.raw = dict(raw) if raw else {}
+        self.titles = titles
 
     @classmethod
     def owning(cls, values: dict[str, Any], ids: frozenset[str], raw: dict[str, Any]) -> "Row":
@@ -30,7 +33,7 @@ class Row:
         dicts its caller has just made and gives up (RETRIEVE makes hundreds of
         thousands of rows, and copying their dicts was a fifth of its time)."""
         row = cls.__new__(cls)
-        row.values, row.ids, row.raw = values, ids, raw
+        row.values, row.ids, row.raw, row.titles = values, ids, raw, None
         return row
 
     def get(self, name: str, default: Any = None) -> Any:
@@ -42,7 +45,7 @@ class Row:
     def with_values(self, **values: Any) -> "Row":
         merged = dict(self.values)
         merged.update(values)
-        return Row(merged, self.ids, self.raw)
+        return Row(merged, self.ids, self.raw, self.titles)
 
     def __repr__(self) -> str:
         shown = {k: v for k, v in self.values.items() if k not in ("text", "group")}

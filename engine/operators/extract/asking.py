@@ -104,11 +104,13 @@ def ask_extractor(extractor, key: str, rows: list[Row], segmenter=None, *, numer
         text = r.get("text") or ""
         merged = len(r.ids) > 1 and MERGED_TEXTS in text
         parts = [t for t in text.split(MERGED_TEXTS) if t.strip()] if merged else [text]
+        titles = r.titles if merged and r.titles and len(r.titles) == len(parts) else None
         for k, part in enumerate(parts):
-            # the row's source, kind and title are those of its first event; a title that
+            # each text with its event's title, where the merged row kept them (the row's
+            # source, kind and title are those of its first event); a title that
             # is only a date says no more than the event's start, and asked the duration
             # of a daily note titled "1996-02-16", the model answered the title
-            title = r.get("title") if k == 0 else None
+            title = titles[k] if titles is not None else r.get("title") if k == 0 else None
             if numeric and isinstance(title, str) and DATES.fullmatch(title.strip()):
                 title = None
             passages = passages_of(part)

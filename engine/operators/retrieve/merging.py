@@ -43,7 +43,9 @@ def merge_overlapping(rows: list[Row], min_overlap: float) -> list[Row]:
     source come back as they are, sorted (27,840 song plays took 0.26 s to find that)."""
     if len({r.get("source") for r in rows}) <= 1:
         return sorted(rows, key=_in_time_order)
-    order = sorted(range(len(rows)), key=lambda i: (rows[i].get("start"), i))
+    # by start, then id: which of two rows that start together leads a merged row never
+    # depends on the order the search found them in
+    order = sorted(range(len(rows)), key=lambda i: _in_time_order(rows[i]))
     parent = list(range(len(rows)))
 
     def find(i: int) -> int:
@@ -117,7 +119,11 @@ def _merged(rows: list[Row], members: list[int]) -> Row:
     in_order = [timed[0], *(m for m in members if m != timed[0])]
     values["text"] = MERGED_TEXTS.join(t for t in (rows[m].get("text") for m in in_order) if t)
     values["sources"] = sorted({s for m in members for s in (rows[m].get("sources") or [rows[m].get("source")])})
-    return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw)
+    # each text with its own event's title: Strava's "Run with Adrian" says who ran, and
+    # read under the watch's "Running, 12.99 km" that led the row, no one was found
+    titles = tuple(t for m in in_order if rows[m].get("text")
+                   for t in (rows[m].titles or (rows[m].get("title"),)))
+    return Row(values, frozenset().union(*(rows[m].ids for m in members)), raw, titles)
 
 
 def _start_of(rows: list[Row], members: list[int]):
@@ -147,14 +153,28 @@ def merge_into(row: Row, notes: list[Row]) -> Row:
 
 def _merge_orders(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:
     """Rows of different sources that give the same order number are one order: the
-    Amazon purchase and its confirmation mail, minutes or days apart (the demo's
-    Amazon spending counted several orders twice)."""
-    first: dict[str, int] = {}
+    Amazon purchase and its confirmation and shipping mails, minutes or days apart
+    (the demo's Amazon spending counted several orders twice). Rows of one source
+    that give it at the same instant are the order's items: each stays a row of its
+    own, with its amount, and the order's other rows join the first of them. (Joined
+    through the mail, three items were one row with one item's amount, or not, as
+    the search happened to list them.)"""
+    giving: dict[str, list[int]] = {}
     for i, r in enumerate(rows):
         for order in order_numbers(r):
-            j = first.setdefault(order, i)
-            if j != i and rows[j].get("source") != r.get("source"):
-                parent[find(i)] = find(j)
+            giving.setdefault(order, []).append(i)
+    for members in giving.values():
+        if len({rows[i].get("source") for i in members}) < 2:
+            continue
+        members.sort(key=lambda i: _in_time_order(rows[i]))
+        together: dict[tuple, list[int]] = {}
+        for i in members:
+            together.setdefault((rows[i].get("source"), rows[i].get("start")), []).append(i)
+        items = max(together.values(), key=len)  # the first of the largest such set
+        first = items[0] if len(items) > 1 else members[0]
+        for i in members:
+            if i != first and (len(items) == 1 or i not in items):
+                parent[find(i)] = find(first)
 
 
 def _merge_days_into_their_happening(rows: list[Row], find: Callable[[int], int], parent: list[int]) -> None:

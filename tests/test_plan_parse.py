@@ -378,3 +378,24 @@ def test_the_span_a_filter_lets_events_start_in_is_read_off_its_condition(condit
         span = (*span, None)
     want = None if span is None else tuple(d if not isinstance(d, str) else datetime.fromisoformat(d) for d in span)
     assert got == want
+
+
+@pytest.mark.parametrize("condition, value, kept", [
+    ('e["product"] == "yoga mat"', "Harrell yoga mat", True),
+    ('e["product"] == "yoga mat"', "Yoga", False),  # the value must say every word
+    ('e["product"] == "mat"', "Matcha tea", False),  # whole words
+    ('e["sport"] == "football"', "Football", True),
+    ('"football" == e["sport"]', "Football", True),
+    ('e["sport"] != "football"', "Football", False),
+    ('e["sport"] != "football"', "Running", True),
+    ('e["people"] == "Tyler"', ["Milka Klemt", "Tyler Johnson"], True),
+    ('e["people"] == "Tyler"', ["Milka Klemt"], False),
+    ('e["n"] == 3', 3, True),
+    ('e["product"] == "yoga mat"', None, False),
+    ('e["product"] != "yoga mat"', None, False),
+])
+def test_a_text_the_plan_writes_is_equal_to_a_value_that_says_it(condition, value, kept):
+    fn = parse_plan(f'FILTER(l=RETRIEVE(query="x"), filter=lambda e: {condition})').filter
+    from datetime import date
+    row = {"product": value, "sport": value, "people": value, "n": value}
+    assert X.call_lambda(fn, (row,), X.EvalContext(date(2024, 3, 15))) is kept

@@ -9,6 +9,7 @@ compile, never use getattr on values, and never call anything not in
 """
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import date as Date, datetime as DateTime, timedelta
@@ -177,7 +178,37 @@ def _align(a: Any, b: Any) -> tuple[Any, Any]:
     return a, b
 
 
+#: equality of a value with a text the plan writes: the value says the text (written
+#: on the right, or on the left: "said")
+_SAYS = {"==": "says", "!=": "says not"}
+_SAID = {"==": "said", "!=": "said not"}
+_WORDS = re.compile(r"\w+")
+
+
+def _text_written(e: Expr) -> bool:
+    return isinstance(e, Const) and isinstance(e.value, str) and bool(_WORDS.search(e.value))
+
+
+def _says_text(value: Any, text: str) -> bool:
+    """Whether ``value`` says ``text``: its words, whole and in order, case aside. A
+    plan writes the product "yoga mat" or the sport "football" the way the question
+    says it, and the data has "Harrell yoga mat", "Football"; "mat" is not said by
+    "Matcha", nor "yoga mat" by "Yoga". A list says it where one of its texts does
+    (the people of a dinner); any other value: plain equality."""
+    if isinstance(value, (list, tuple)):
+        return any(_says_text(v, text) for v in value)
+    if not isinstance(value, str):
+        return value == text
+    x, y = _WORDS.findall(value.casefold()), _WORDS.findall(text.casefold())
+    return any(x[i:i + len(y)] == y for i in range(len(x) - len(y) + 1))
+
+
 def _compare(op: str, a: Any, b: Any) -> bool:
+    if op in ("says", "says not", "said", "said not"):
+        if a is None or b is None:
+            return False
+        said = _says_text(a, b) if op.startswith("says") else _says_text(b, a)
+        return said != op.endswith("not")
     if op == "is":
         return a is None if b is None else a is b
     if op == "is not":
@@ -513,7 +544,11 @@ def _node_closure(expr: Expr) -> _Evaluator:  # noqa: C901 - one branch per node
         return lambda env, ctx: _arith(op, left(env, ctx), right(env, ctx))
     if isinstance(expr, Compare):
         first = _closure(expr.left)
-        pairs = tuple((op, _closure(c)) for op, c in zip(expr.ops, expr.comparators))
+        # a text the plan writes, compared for (in)equality with a value, is said by it
+        # (:func:`_says_text`): "yoga mat" of the product "Harrell yoga mat"
+        lefts = (expr.left, *expr.comparators)
+        pairs = tuple((_SAYS.get(op, op) if _text_written(c) else _SAID.get(op, op) if _text_written(lefts[n]) else op,
+                       _closure(c)) for n, (op, c) in enumerate(zip(expr.ops, expr.comparators)))
 
         def compare(env, ctx):
             left = first(env, ctx)

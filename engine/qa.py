@@ -15,7 +15,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timedelta, timezone
 from typing import Any
 
@@ -27,6 +27,7 @@ from engine.plan import parse_plan, print_plan, validate_plan
 from engine.plan.ground import DAYS_AGO
 from engine.plan.names_given import NameBook, give_names_back
 from engine.plan.nodes import GroupBy, PlanNode
+from engine.plan.repair import over_the_days_read
 from engine.plan.rows import Row
 from engine.qud.planner import PlannedQuestion, PlanningCancelled, PlanningError, QudPlanner
 from engine.qud.store_names import store_names
@@ -403,10 +404,16 @@ class HindsightEngine:
         plan_as, readings = read_dates(question, today)
         read_as = "; ".join(map(str, readings))
         previous = read_dates(previous, today)[0] if previous else previous
+        given = NamesGiven()
+        spans = [(r.day, r.last) for r in readings if r.last is not None]
         answer = self._answer(self.planner, question, today=today, previous=previous, progress=progress,
                               cancel=cancel, t0=t0, offered=offered, suggest=not fallback, plan_as=plan_as,
-                              given=(given := []))
-        answer.read_as = _read_as(read_as, given)
+                              given=given, spans=spans)
+        answer.read_as = _read_as(read_as, given.names)
+        if given.names and _nothing_of(answer) and _kept_nothing(answer.plan) \
+                and not (cancel is not None and cancel.is_set()):
+            answer = self._without_the_names(answer, question, given, read_as, today=today, progress=progress,
+                                             cancel=cancel, t0=t0, suggest=not fallback, plan_as=plan_as)
         if not fallback or not _gave_nothing(answer) or (cancel is not None and cancel.is_set()):
             return answer
         say(AskProgress("planning", "No answer from that plan; planning it again with the few-shot planner"))
@@ -417,8 +424,8 @@ class HindsightEngine:
             return self._with_suggestions(answer, question)
         second = self._answer(second_planner, question, today=today, previous=previous, progress=progress,
                               cancel=cancel, t0=t0, offered=None, suggest=False, plan_as=plan_as,
-                              given=(given := []))
-        second.read_as = _read_as(read_as, given)
+                              given=(given := NamesGiven()), spans=spans)
+        second.read_as = _read_as(read_as, given.names)
         second.llm_calls += answer.llm_calls
         if not _gave_nothing(second):
             first = answer.answer_text if len(answer.answer_text) <= 200 else answer.answer_text[:199] + "…"
@@ -427,6 +434,27 @@ class HindsightEngine:
         answer.llm_calls = second.llm_calls
         answer.timings["total_ms"] = (time.perf_counter() - t0) * 1000
         return self._with_suggestions(answer, question)
+
+    def _without_the_names(self, answer: Answer, question: str, given: NamesGiven, read_as: str, *,
+                           today: date, progress: AskProgressCallback | None, cancel: threading.Event | None,
+                           t0: float, suggest: bool, plan_as: str | None) -> Answer:
+        """The answer of the plan as the planner wrote it, where the one given the
+        question's names (:meth:`_with_names_given`) kept nothing: no event there says
+        the name ("where did Tyler and I run on 6 January": the day's one run names
+        no one). It says so first; ``answer`` stands when that plan has no answer either.
+        The outcome decides, never the question's words; a count or a yes/no of the
+        named events (0, "no") is an answer and keeps the names."""
+        (progress or (lambda p: None))(AskProgress(
+            "planning", "Nothing found with " + _quoted(given.names) + "; running the plan without the name"))
+        bare = self._answer(self.planner, question, today=today, previous=None, progress=progress, cancel=cancel,
+                            t0=t0, offered=given.plan_text, suggest=suggest, plan_as=plan_as)
+        if _nothing_of(bare):
+            return answer
+        bare.answer_text = (f"Nothing that matched says {_quoted(given.names)}, so this is the answer without "
+                            f"{'that name' if len(given.names) == 1 else 'those names'}: {bare.answer_text}")
+        bare.read_as = read_as
+        bare.llm_calls = answer.llm_calls
+        return bare
 
     def _second_planner(self) -> QudPlanner:
         with self._fallback_lock:
@@ -442,11 +470,13 @@ class HindsightEngine:
     def _answer(self, planner: QudPlanner, question: str, *, today: date, previous: str | None,
                 progress: AskProgressCallback | None, cancel: threading.Event | None, t0: float,
                 offered: str | None, suggest: bool, plan_as: str | None = None,
-                given: list[str] | None = None) -> Answer:
+                given: NamesGiven | None = None, spans: Sequence[tuple[date, date]] = ()) -> Answer:
         """Plan ``question`` with ``planner`` (or run the ``offered`` plan), execute it and
         word the answer. ``suggest``: offer answerable questions when there is none.
         ``plan_as``: the question as the planner reads it (its dates written whole).
-        ``given``: receives the names given back to the plan's search."""
+        ``given``: receives the names given back to the plan's search, and the plan
+        as the planner wrote it (with the days of ``spans``, the spans of days the
+        question was read to name, made whole: :func:`_over_the_days_read`)."""
         say = progress or (lambda p: None)
         offer = self._suggest if suggest else (lambda q: ())
         calls_before = planner.llm_calls
@@ -457,7 +487,7 @@ class HindsightEngine:
             else:
                 planned = planner.plan(plan_as or question, previous=previous, cancel=cancel,
                                        progress=lambda m: say(AskProgress("planning", m)))
-                planned = self._with_names_given(planned, plan_as or question, given)
+                planned = self._with_names_given(_over_the_days_read(planned, spans), plan_as or question, given)
         except PlanningCancelled:
             return self._cancelled(question, today, t0)
         except PlanningError as exc:
@@ -559,10 +589,10 @@ class HindsightEngine:
                       evidence=evidence, timings=timings, llm_calls=planned.llm_calls, today=today)
 
     def _with_names_given(self, planned: PlannedQuestion, question: str,
-                          given: list[str] | None = None) -> PlannedQuestion:
+                          given: NamesGiven | None = None) -> PlannedQuestion:
         """``planned`` with the names ``question`` gives that its plan lost given back to
         its search (:mod:`engine.plan.names_given`; the store says what is a name);
-        ``given`` receives those names."""
+        ``given`` receives those names and ``planned``'s plan."""
         if not self.give_names:
             return planned
         try:
@@ -574,7 +604,8 @@ class HindsightEngine:
             return planned
         log.info("names given back for %r: %s -> %s", question, planned.plan_text, print_plan(node))
         if given is not None:
-            given += names
+            given.names += names
+            given.plan_text = planned.plan_text
         return replace(planned, plan=node, plan_text=print_plan(node))
 
     def prepare_names(self) -> None:
@@ -700,6 +731,45 @@ def _read_as(dates: str, names: Sequence[str]) -> str:
     the names of their data it gives that the search was told of."""
     said = "; ".join(f"“{n}” as the name your data has" for n in names)
     return "; ".join(p for p in (dates, said) if p)
+
+
+def _over_the_days_read(planned: PlannedQuestion, spans: Sequence[tuple[date, date]]) -> PlannedQuestion:
+    """``planned`` with a condition that keeps the first day of a span of days the
+    question was read to name keeping the span (:func:`engine.plan.repair.over_the_days_read`)."""
+    node = over_the_days_read(planned.plan, spans)
+    if node is planned.plan or validate_plan(node):
+        return planned
+    log.info("span of days made whole: %s -> %s", planned.plan_text, print_plan(node))
+    return replace(planned, plan=node, plan_text=print_plan(node))
+
+
+@dataclass
+class NamesGiven:
+    """The names given back to a plan's search, and the plan as the planner wrote it."""
+    names: list[str] = field(default_factory=list)
+    plan_text: str = ""
+
+
+def _quoted(names: Sequence[str]) -> str:
+    return " or ".join(f"“{n}”" for n in names)
+
+
+def _nothing_of(answer: Answer) -> bool:
+    """No value at all: no answer, or an empty list of them (an aggregate's 0 or a
+    yes/no's "no" is a value)."""
+    return answer.answer is None or answer.answer == []
+
+
+def _kept_nothing(step: PlanStep | None) -> bool:
+    """Whether no row reached the top of the plan's list of events (below the
+    aggregate, if any, that sits over it): nothing it searched for and filtered is
+    left. Found rows none of which says a value asked of them are rows kept."""
+    while step is not None and step.rows == 1 and step.children and step.operator in _AGGREGATES:
+        step = step.children[0]
+    return step is None or step.rows == 0
+
+
+_AGGREGATES = frozenset({"APPLY", "SUM", "AVG", "MIN", "MAX", "ARGMIN", "ARGMAX"})
 
 
 def _gave_nothing(answer: Answer) -> bool:

@@ -2,10 +2,12 @@
 relative date's month compared without its year."""
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from engine.plan import parse_plan, print_plan, validate_plan
-from engine.plan.repair import add_missing_extracts, bind_relative_dates
+from engine.plan.repair import add_missing_extracts, bind_relative_dates, over_the_days_read
 
 
 @pytest.mark.parametrize("plan,expected", [
@@ -84,3 +86,32 @@ def test_a_relative_month_is_bound_under_any_operator():
                       'month(e.start) == month(today() - days(30))), attr_names=["artist"], attr_types=[str]), '
                       'attr_names=["artist"]), arg_attr_name="artist", val_attr_name="count")')
     assert "year(e.start) == year(today() - days(30))" in print_plan(bind_relative_dates(node))
+
+
+LAST_WEEK = [(date(2024, 8, 19), date(2024, 8, 25))]
+
+
+@pytest.mark.parametrize("written, whole", [
+    ('FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 8, 19))',
+     'FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) >= date(2024, 8, 19) and '
+     'date(e.start) <= date(2024, 8, 25))'),
+    ('APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: e.start == date(2024, 8, 19) and '
+     'e["artist"] == "Muse"), fct=len)',
+     'APPLY(l=FILTER(l=RETRIEVE(query="songs"), filter=lambda e: e.start >= date(2024, 8, 19) and '
+     'e.start <= date(2024, 8, 25) and e["artist"] == "Muse"), fct=len)'),
+])
+def test_a_condition_that_keeps_the_first_day_of_a_span_read_keeps_the_span(written, whole):
+    assert print_plan(over_the_days_read(parse_plan(written), LAST_WEEK)) == whole
+
+
+@pytest.mark.parametrize("written", [
+    # the span's days said whole already, another day, another comparison
+    'FILTER(l=RETRIEVE(query="run"), filter=lambda e: date(e.start) >= date(2024, 8, 19) and '
+    'date(e.start) <= date(2024, 8, 25))',
+    'FILTER(l=RETRIEVE(query="run"), filter=lambda e: date(e.start) == date(2024, 8, 20))',
+    'FILTER(l=RETRIEVE(query="run"), filter=lambda e: date(e.start) > date(2024, 8, 19))',
+])
+def test_a_condition_that_says_the_span_or_another_day_is_left(written):
+    plan = parse_plan(written)
+    assert over_the_days_read(plan, LAST_WEEK) is plan
+    assert over_the_days_read(plan, []) is plan

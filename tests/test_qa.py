@@ -532,3 +532,79 @@ def test_closing_the_engine_waits_for_a_names_read_it_started(engine_over, monke
     reading = eng._names[1]
     eng.close()
     assert reading.done()
+
+
+def test_a_name_no_event_there_says_is_answered_without_it_and_said_so(engine_over):
+    """"Where did Tyler and I run on 6 January?": the store knows Tyler (his mails),
+    but the day's one run names no one. The search given his name keeps nothing, so
+    the plan runs as the planner wrote it, and the answer says Tyler was not found."""
+    def run(day: int, park: str) -> Event:
+        start = datetime(2024, 1, day, 8, tzinfo=UTC)
+        return Event(source="strava", kind="workout", start=start, end=start + timedelta(minutes=40),
+                     title="Morning run", text=f"Running workout around {park}.",
+                     attributes={"activity": "running", "location": park}, key=f"run-{day}")
+    mail = Event(source="mail", kind="mail", start=datetime(2024, 1, 2, 9, tzinfo=UTC), title="football on sunday?",
+                 text="Are you in?", attributes={"from": "Tyler Johnson <tyler.johnson@example.org>"}, key="m")
+    question = "where did tyler and I run on the 6th of january?"
+    plan = ('EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 1, 6)), '
+            'attr_names=["location"], attr_types=[str])')
+    eng, _ = engine_over([run(6, "Textor Park"), run(9, "Loos Park"), mail],
+                         {"where did tyler and I run on 6 January 2024?": [plan] * 2})
+    from engine.operators.context import RetrieveSettings
+    from tests.test_operators import FakePatterns, FakeReranker
+
+    # every workout is for the reranker to judge; it passes any run, whoever it was with
+    eng.models = Models(patterns=FakePatterns({"workout": "partial"}, default="irrelevant"),
+                        reranker=FakeReranker("running"))
+    eng.retrieve_settings = RetrieveSettings(verify_irrelevant=0)
+    ans = eng.ask(question, today=date(2024, 2, 1))
+    assert ans.ok and ans.answer == ["Textor Park"], ans.answer_text
+    assert ans.answer_text.startswith("Nothing that matched says “Tyler”, so this is the answer without that name: ")
+    assert ans.plan_text == plan and "Tyler" not in ans.read_as
+    eng.give_names = False  # without the names nothing is said of them
+    assert not eng.ask(question, today=date(2024, 2, 1)).answer_text.startswith("Nothing that matched")
+
+
+def test_a_name_the_events_say_keeps_its_answer_even_when_it_is_not_found_in_them(engine_over):
+    """The named search kept the day's run with Tyler, none of which says a park:
+    that is the answer ("not found"), not a run that names no one."""
+    def run(day: int, text: str) -> Event:
+        start = datetime(2024, 1, day, 8, tzinfo=UTC)
+        return Event(source="strava", kind="workout", start=start, end=start + timedelta(minutes=40),
+                     title="Morning run", text=text, attributes={"activity": "running"}, key=f"run-{day}")
+    mail = Event(source="mail", kind="mail", start=datetime(2024, 1, 2, 9, tzinfo=UTC), title="football on sunday?",
+                 text="Are you in?", attributes={"from": "Tyler Johnson <tyler.johnson@example.org>"}, key="m")
+    plan = ('EXTRACT(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 1, 6)), '
+            'attr_names=["park"], attr_types=[str])')
+    other = run(6, "Morning run around Loos Park.")  # the same day's other run, which says a park and no one
+    other.key = "run-6b"
+    other.start, other.end = other.start + timedelta(hours=9), other.end + timedelta(hours=9)
+    eng, _ = engine_over([run(6, "Running with Tyler."), other, mail],
+                         {"where did tyler and I run on 6 January 2024?": [plan] * 2})
+    from engine.operators.context import RetrieveSettings
+    from tests.test_operators import FakePatterns, FakeReranker
+
+    class ParksSaid:  # reads the park where the text says one
+        def extract(self, items):
+            return ["Loos Park" if "Loos Park" in text else "" for text, _ in items]
+
+    eng.models = Models(patterns=FakePatterns({"workout": "partial"}, default="irrelevant"),
+                        reranker=FakeReranker("running"), extractor=ParksSaid())
+    eng.retrieve_settings = RetrieveSettings(verify_irrelevant=0)
+    ans = eng.ask("where did tyler and I run on the 6th of january?", today=date(2024, 2, 1))
+    assert ans.answer == [] and ans.answer_text.startswith("Not found: none of the 1 matching entry"), ans.answer_text
+    assert "Tyler" in ans.plan_text and "“Tyler” as the name your data has" in ans.read_as
+
+
+def test_a_plan_that_keeps_the_first_day_of_last_week_counts_the_whole_week(engine_over):
+    """"last week" is read as Monday to Sunday before today's week; a plan that keeps
+    its Monday alone is made to keep the seven days, and the answer says how it was read."""
+    question = "how many runs did I do last week"
+    written = "how many runs did I do between Monday, 25 March 2024 and Sunday, 31 March 2024"
+    events = [_workout(d, "running", 5.0) for d in (24, 25, 27, 31)]
+    eng, _ = engine_over(events, {written: [
+        'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 3, 25)), fct=len)']})
+    ans = eng.ask(question, today=date(2024, 4, 3))
+    assert ans.answer == 3, ans.answer_text  # the 25th, 27th and 31st; not the 24th
+    assert "date(e.start) >= date(2024, 3, 25) and date(e.start) <= date(2024, 3, 31)" in ans.plan_text
+    assert ans.read_as == "“last week” as between Monday, 25 March 2024 and Sunday, 31 March 2024"

@@ -242,10 +242,10 @@ RELATIVE_MONTHS: dict[str, int] = {"this month": 0, "last month": 1, "previous m
 #: many weeks back
 RELATIVE_WEEKS: dict[str, int] = {"this week": 0, "last week": 1, "previous week": 1, "the week before last": 2}
 
-#: how a week read whole is written: the one before today's from its Monday to its
-#: Sunday, today's from its Monday on ("since Monday, 26 August 2024")
-WEEK_FORMAT = "between {first} and {last}"
-THIS_WEEK_FORMAT = "since {first}"
+#: how a week read whole is written, by its Monday ("in the week of Monday, 19 August
+#: 2024"); told "between Monday, 19 August 2024 and Sunday, 25 August 2024", the tuned
+#: planner subtracted one day's km from the other's, as for a comparison
+WEEK_FORMAT = "the week of {first}"
 
 #: days of the year a question names by their holiday ("before christmas 2023"), as
 #: (month, day); read only after a preposition of time (``TIME_PREPOSITIONS``): "for

@@ -16,8 +16,9 @@ underspecified date); it changes no plan and reads no question's other words.
 - "last <weekday>" is the latest such weekday before today; so is a weekday alone
   after a preposition of time ("did we have the team weekly on monday", "since
   friday").
-- "last week" is the week before today's, Monday to Sunday ("between Monday, 19
-  August 2024 and Sunday, 25 August 2024"); "this week" is today's from its Monday on.
+- "last week" is the week before today's, Monday to Sunday, and "this week" today's
+  from its Monday on, written by their Monday ("in the week of Monday, 19 August
+  2024"); the reading keeps the span's last day for the plan's repair.
 - "last month" and "this month" are today's month and the one before it, written
   whole ("in July 2024").
 - A holiday of a fixed day after a preposition of time ("before christmas 2023", "on
@@ -39,7 +40,7 @@ from datetime import date, timedelta
 
 from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, HOLIDAYS, LAST_WEEKDAY, MONTH_FORMAT,
                               MONTH_NUMBERS, MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS,
-                              RELATIVE_MONTHS, RELATIVE_WEEKS, IN, ON, ORDINAL_SUFFIXES, THIS_WEEK_FORMAT,
+                              RELATIVE_MONTHS, RELATIVE_WEEKS, IN, ON, ORDINAL_SUFFIXES,
                               TIME_PREPOSITIONS, TIMES_WORDS, WEEK_FORMAT, WEEKDAY_DAY_FORMAT, WEEKDAY_NAMES,
                               WEEKDAY_TITLES)
 
@@ -191,11 +192,9 @@ def _relative_weeks(question: str, today: date):
         back = RELATIVE_WEEKS[" ".join(m["said"].lower().split())]
         first = today - timedelta(days=today.weekday() + 7 * back)
         last = first + timedelta(6) if back else today
-        if back:
-            written = WEEK_FORMAT.format(first=_weekday_written(first), last=_weekday_written(last))
-        else:
-            written = THIS_WEEK_FORMAT.format(first=_weekday_written(first))
-        yield m.start(), m.end(), written, DateReading(m.group(0), first, written, last)
+        written = WEEK_FORMAT.format(first=_weekday_written(first))
+        replacement = written if _after(question, m, MONTH_PREPOSITIONS) else f"{IN} {written}"
+        yield m.start(), m.end(), replacement, DateReading(m.group(0), first, written, last)
 
 
 def _latest_weekday(wanted: int, today: date) -> date:

@@ -600,11 +600,11 @@ def test_a_plan_that_keeps_the_first_day_of_last_week_counts_the_whole_week(engi
     """"last week" is read as Monday to Sunday before today's week; a plan that keeps
     its Monday alone is made to keep the seven days, and the answer says how it was read."""
     question = "how many runs did I do last week"
-    written = "how many runs did I do between Monday, 25 March 2024 and Sunday, 31 March 2024"
+    written = "how many runs did I do in the week of Monday, 25 March 2024"
     events = [_workout(d, "running", 5.0) for d in (24, 25, 27, 31)]
     eng, _ = engine_over(events, {written: [
         'APPLY(l=FILTER(l=RETRIEVE(query="running"), filter=lambda e: date(e.start) == date(2024, 3, 25)), fct=len)']})
     ans = eng.ask(question, today=date(2024, 4, 3))
     assert ans.answer == 3, ans.answer_text  # the 25th, 27th and 31st; not the 24th
     assert "date(e.start) >= date(2024, 3, 25) and date(e.start) <= date(2024, 3, 31)" in ans.plan_text
-    assert ans.read_as == "“last week” as between Monday, 25 March 2024 and Sunday, 31 March 2024"
+    assert ans.read_as == "“last week” as the week of Monday, 25 March 2024"

@@ -37,15 +37,23 @@ THURSDAY = date(2024, 8, 29)
     ("did we have the team weekly on monday", "did we have the team weekly on Monday, 26 August 2024"),
     ("how many runs since Friday?", "how many runs since Friday, 23 August 2024?"),
     ("what did I do on thursday", "what did I do on Thursday, 22 August 2024"),  # said today: a week ago
-    ("did I go to the gym last week",
-     "did I go to the gym between Monday, 19 August 2024 and Sunday, 25 August 2024"),
-    ("did i order anything from amazon this week?", "did i order anything from amazon since Monday, 26 August 2024?"),
-    ("runs the week before last", "runs between Monday, 12 August 2024 and Sunday, 18 August 2024"),
+    ("did I go to the gym last week", "did I go to the gym in the week of Monday, 19 August 2024"),
+    ("did i order anything from amazon this week?",
+     "did i order anything from amazon in the week of Monday, 26 August 2024?"),
+    ("runs the week before last", "runs in the week of Monday, 12 August 2024"),
+    ("songs during last week", "songs during the week of Monday, 19 August 2024"),
 ])
 def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, planned):
     text, readings = read_dates(question, THURSDAY)
     assert text == planned
     assert readings and all(r.day <= THURSDAY for r in readings)
+
+
+def test_a_week_read_keeps_its_last_day():
+    assert [(r.day, r.last) for r in read_dates("runs last week", THURSDAY)[1]] == [
+        (date(2024, 8, 19), date(2024, 8, 25))]
+    assert [(r.day, r.last) for r in read_dates("runs this week", THURSDAY)[1]] == [(date(2024, 8, 26), THURSDAY)]
+    assert read_dates("runs on monday", THURSDAY)[1][0].last is None
 
 
 @pytest.mark.parametrize("question", [

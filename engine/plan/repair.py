@@ -151,10 +151,10 @@ def over_the_days_read(plan: N.PlanNode, spans: Sequence[tuple[date, date]]) -> 
     the question was read to name (``spans``: "last week" read as Monday 19 to Sunday
     25 August 2024, :mod:`engine.temporal`) and says nothing of its last day keeping
     the whole span: ``date(e.start) == date(2024, 8, 19)`` becomes ``date(e.start) >=
-    date(2024, 8, 19) and date(e.start) <= date(2024, 8, 25)``. Told "between Monday,
-    19 August 2024 and Sunday, 25 August 2024" or "since Monday, 26 August 2024", the
-    tuned planner kept the first day alone in 5 of 7 plans (questions of the repair's
-    own, not the benchmarks'). The same object when nothing changed."""
+    date(2024, 8, 19) and date(e.start) <= date(2024, 8, 25)``. Told "in the week of
+    Monday, 19 August 2024", the tuned planner keeps that Monday alone (3 of 3 plans;
+    told "between" the two days or "since" the Monday, 5 of 7, on questions of the
+    repair's own, not the benchmarks'). The same object when nothing changed."""
     spans = [(first, last) for first, last in spans if last > first]
     if not spans:
         return plan

@@ -29,6 +29,7 @@ from engine.plan.names_given import NameBook, give_names_back
 from engine.plan.nodes import GroupBy, PlanNode
 from engine.plan.repair import over_the_days_read
 from engine.plan.rows import Row
+from engine.plan.spec import OPERATORS, Output
 from engine.qud.planner import PlannedQuestion, PlanningCancelled, PlanningError, QudPlanner
 from engine.qud.store_names import store_names
 from engine.temporal import read_dates
@@ -600,13 +601,11 @@ class HindsightEngine:
         except Exception:  # noqa: BLE001 - the plan then runs as the planner wrote it
             log.exception("could not read the store's names")
             return planned
-        if not names or validate_plan(node):
-            return planned
-        log.info("names given back for %r: %s -> %s", question, planned.plan_text, print_plan(node))
-        if given is not None:
+        rewritten = _rewritten(planned, node if names else planned.plan, "names given back")
+        if rewritten is not planned and given is not None:
             given.names += names
             given.plan_text = planned.plan_text
-        return replace(planned, plan=node, plan_text=print_plan(node))
+        return rewritten
 
     def prepare_names(self) -> None:
         """Start reading the store's names (:mod:`engine.qud.store_names`; about a second
@@ -736,10 +735,14 @@ def _read_as(dates: str, names: Sequence[str]) -> str:
 def _over_the_days_read(planned: PlannedQuestion, spans: Sequence[tuple[date, date]]) -> PlannedQuestion:
     """``planned`` with a condition that keeps the first day of a span of days the
     question was read to name keeping the span (:func:`engine.plan.repair.over_the_days_read`)."""
-    node = over_the_days_read(planned.plan, spans)
+    return _rewritten(planned, over_the_days_read(planned.plan, spans), "span of days made whole")
+
+
+def _rewritten(planned: PlannedQuestion, node: PlanNode, why: str) -> PlannedQuestion:
+    """``planned`` with its plan ``node`` where that is another plan and a valid one."""
     if node is planned.plan or validate_plan(node):
         return planned
-    log.info("span of days made whole: %s -> %s", planned.plan_text, print_plan(node))
+    log.info("%s: %s -> %s", why, planned.plan_text, print_plan(node))
     return replace(planned, plan=node, plan_text=print_plan(node))
 
 
@@ -764,12 +767,10 @@ def _kept_nothing(step: PlanStep | None) -> bool:
     """Whether no row reached the top of the plan's list of events (below the
     aggregate, if any, that sits over it): nothing it searched for and filtered is
     left. Found rows none of which says a value asked of them are rows kept."""
-    while step is not None and step.rows == 1 and step.children and step.operator in _AGGREGATES:
+    while step is not None and step.rows == 1 and step.children \
+            and getattr(OPERATORS.get(step.operator), "output", None) is Output.SCALAR:
         step = step.children[0]
     return step is None or step.rows == 0
-
-
-_AGGREGATES = frozenset({"APPLY", "SUM", "AVG", "MIN", "MAX", "ARGMIN", "ARGMAX"})
 
 
 def _gave_nothing(answer: Answer) -> bool:

@@ -171,9 +171,11 @@ def _merge_orders(rows: list[Row], find: Callable[[int], int], parent: list[int]
         for i in members:
             together.setdefault((rows[i].get("source"), rows[i].get("start")), []).append(i)
         items = max(together.values(), key=len)  # the first of the largest such set
-        first = items[0] if len(items) > 1 else members[0]
+        if len(items) == 1:
+            items = []  # no items: all the order's rows are one
+        first = items[0] if items else members[0]
         for i in members:
-            if i != first and (len(items) == 1 or i not in items):
+            if i != first and i not in items:
                 parent[find(i)] = find(first)
 
 

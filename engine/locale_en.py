@@ -242,6 +242,11 @@ RELATIVE_MONTHS: dict[str, int] = {"this month": 0, "last month": 1, "previous m
 #: many weeks back
 RELATIVE_WEEKS: dict[str, int] = {"this week": 0, "last week": 1, "previous week": 1, "the week before last": 2}
 
+#: the words before a day that name a week by it: whether the week is the one the day
+#: is in, Monday to Sunday ("in the week of 29 May 2023"), or the seven days from it on
+#: ("the week starting Wednesday, 7 August")
+WEEK_OF: dict[str, bool] = {"week of": True, "week starting": False, "week beginning": False}
+
 #: how a week read whole is written, by its Monday ("in the week of Monday, 19 August
 #: 2024"); told "between Monday, 19 August 2024 and Sunday, 25 August 2024", the tuned
 #: planner subtracted one day's km from the other's, as for a comparison

@@ -18,7 +18,10 @@ underspecified date); it changes no plan and reads no question's other words.
   friday").
 - "last week" is the week before today's, Monday to Sunday, and "this week" today's
   from its Monday on, written by their Monday ("in the week of Monday, 19 August
-  2024"); the reading keeps the span's last day for the plan's repair.
+  2024"); the reading keeps the span's last day for the plan's repair. So is "the
+  week of <a day>" ("the week of Monday, 29 May 2023", "the week of the 3rd of
+  March"): the week, Monday to Sunday, that day is in (without a year, the latest
+  such day up to today); "the week starting <a day>" is the seven days from it.
 - "last month" and "this month" are today's month and the one before it, written
   whole ("in July 2024").
 - A holiday of a fixed day after a preposition of time ("before christmas 2023", "on
@@ -41,8 +44,8 @@ from datetime import date, timedelta
 from engine.locale_en import (DAY_ARTICLE, DAY_FORMAT, DAY_MONTH_JOINERS, HOLIDAYS, LAST_WEEKDAY, MONTH_FORMAT,
                               MONTH_NUMBERS, MONTH_PREPOSITIONS, MONTH_TITLES, MONTHS_THAT_ARE_WORDS, NUMBER_UNITS,
                               RELATIVE_MONTHS, RELATIVE_WEEKS, IN, ON, ORDINAL_SUFFIXES,
-                              TIME_PREPOSITIONS, TIMES_WORDS, WEEK_FORMAT, WEEKDAY_DAY_FORMAT, WEEKDAY_NAMES,
-                              WEEKDAY_TITLES)
+                              TIME_PREPOSITIONS, TIMES_WORDS, WEEK_FORMAT, WEEK_OF, WEEKDAY_DAY_FORMAT,
+                              WEEKDAY_NAMES, WEEKDAY_TITLES)
 
 #: how many years back a day of the month is looked for (29 February: the last leap year)
 _YEARS_BACK = 8
@@ -90,6 +93,15 @@ _LAST_WEEKDAY = re.compile(
 _WEEKDAY = re.compile(rf"(?<![\w'’])(?P<weekday>{_alternatives(WEEKDAY_NAMES)})(?![\w'’])"
                       rf"(?!,?\s+(?:{re.escape(DAY_ARTICLE)}\s+)?(?:\d|(?:{_alternatives(MONTH_NUMBERS)})(?![\w'’])))",
                       re.IGNORECASE)
+_WEEK_OF_WORDS = "|".join(r"\s+".join(map(re.escape, words.split()))
+                          for words in sorted(WEEK_OF, key=len, reverse=True))
+_WEEK_OF_START = (rf"(?<![\w'’])(?:{re.escape(DAY_ARTICLE)}\s+)?(?P<week_of>{_WEEK_OF_WORDS})\s+"
+                  rf"(?:(?:{_alternatives(WEEKDAY_NAMES)}),?\s+)?")  # "the week of Monday, 29 May"
+_YEAR = r"(?:,?\s+(?P<year>\d{4}))?(?!\d)"
+_WEEK_OF = [re.compile(_WEEK_OF_START + day + _YEAR, re.IGNORECASE) for day in (
+    rf"(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}\s+(?:(?:{_alternatives(DAY_MONTH_JOINERS)})\s+)?"
+    rf"{_MONTH}(?![\w'’])",
+    rf"{_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-])")]
 _RELATIVE_WEEK = re.compile(rf"(?<![\w'’])(?P<said>{_alternatives(RELATIVE_WEEKS)})(?![\w'’])", re.IGNORECASE)
 _WORD_BEFORE = re.compile(r"(\w+)\s*$")
 
@@ -101,7 +113,8 @@ def read_dates(question: str, today: date) -> tuple[str, tuple[DateReading, ...]
     """``question`` with each date it leaves open written whole, and how each was read.
     The forms are read in the order below; a span one form took is not read again."""
     found: list[Found] = []
-    for reader in (_days, _holidays, _relative_months, _relative_weeks, _months, _last_weekdays, _weekdays):
+    for reader in (_weeks_of, _days, _holidays, _relative_months, _relative_weeks, _months, _last_weekdays,
+                   _weekdays):
         for f in reader(question, today):
             if not any(f[0] < e and s < f[1] for s, e, _, _ in found):
                 found.append(f)
@@ -195,6 +208,23 @@ def _relative_weeks(question: str, today: date):
         written = WEEK_FORMAT.format(first=_weekday_written(first))
         replacement = written if _after(question, m, MONTH_PREPOSITIONS) else f"{IN} {written}"
         yield m.start(), m.end(), replacement, DateReading(m.group(0), first, written, last)
+
+
+def _weeks_of(question: str, today: date):
+    """"the week of 29 May 2023": Monday to Sunday of the week that day is in; "the week
+    starting 7 August": the seven days from it."""
+    for pattern in _WEEK_OF:
+        for m in pattern.finditer(question):
+            day_of, month = int(m["day"]), MONTH_NUMBERS[m["month"].lower()]
+            try:
+                day = date(int(m["year"]), month, day_of) if m["year"] else _latest_day(day_of, month, today)
+            except ValueError:
+                continue
+            if day is None:
+                continue
+            first = day - timedelta(days=day.weekday()) if WEEK_OF[" ".join(m["week_of"].lower().split())] else day
+            written = WEEK_FORMAT.format(first=_weekday_written(first))
+            yield m.start(), m.end(), written, DateReading(m.group(0), first, written, first + timedelta(6))
 
 
 def _latest_weekday(wanted: int, today: date) -> date:

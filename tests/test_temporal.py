@@ -42,6 +42,9 @@ THURSDAY = date(2024, 8, 29)
      "did i order anything from amazon in the week of Monday, 26 August 2024?"),
     ("runs the week before last", "runs in the week of Monday, 12 August 2024"),
     ("songs during last week", "songs during the week of Monday, 19 August 2024"),
+    ("runs in the week of the 3rd of march", "runs in the week of Monday, 26 February 2024"),  # its week
+    ("what did i do the week of june 5th", "what did i do the week of Monday, 3 June 2024"),
+    ("what did I do in the week starting Wednesday, 7 August", "what did I do in the week of Wednesday, 7 August 2024"),
 ])
 def test_a_day_without_its_year_is_the_latest_such_day_up_to_today(question, planned):
     text, readings = read_dates(question, THURSDAY)
@@ -54,6 +57,18 @@ def test_a_week_read_keeps_its_last_day():
         (date(2024, 8, 19), date(2024, 8, 25))]
     assert [(r.day, r.last) for r in read_dates("runs this week", THURSDAY)[1]] == [(date(2024, 8, 26), THURSDAY)]
     assert read_dates("runs on monday", THURSDAY)[1][0].last is None
+
+
+def test_a_week_written_by_a_day_is_read_as_its_span():
+    said = "chats in the week of Monday, 29 May 2023"
+    text, (reading,) = read_dates(said, THURSDAY)
+    assert text == said  # already whole: written as it was said
+    assert (reading.day, reading.last) == (date(2023, 5, 29), date(2023, 6, 4))
+    _, (wednesday,) = read_dates("songs in the week of wednesday, 31 may 2023", THURSDAY)
+    assert (wednesday.day, wednesday.last) == (date(2023, 5, 29), date(2023, 6, 4))  # Monday to Sunday
+    _, (starting,) = read_dates("songs in the week beginning 31 May 2023", THURSDAY)
+    assert (starting.day, starting.last) == (date(2023, 5, 31), date(2023, 6, 6))  # seven days from it
+    assert read_dates("in the week of 31 february 2023", THURSDAY) == ("in the week of 31 february 2023", ())
 
 
 @pytest.mark.parametrize("question", [

@@ -73,12 +73,11 @@ _MONTH = rf"(?P<month>{_alternatives(MONTH_NUMBERS)})\.?"
 _DAY = rf"(?P<day>[0-3]?\d)(?P<ordinal>{_alternatives(ORDINAL_SUFFIXES)})?"
 _NO_YEAR = r"(?!\s*,?\s*'?\d)"  # "13 July 2023", "July 13, 2023", "13 July '23" say their year
 _NOT_AN_AMOUNT = rf"(?!\s+(?:{_alternatives((*NUMBER_UNITS, *TIMES_WORDS))})\b)"  # "in march 3 times"
-_DAY_MONTH = re.compile(
-    rf"(?<![\w'’/.-])(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}\s+"
-    rf"(?:(?:{_alternatives(DAY_MONTH_JOINERS)})\s+)?{_MONTH}(?![\w'’]){_NO_YEAR}", re.IGNORECASE)
-_MONTH_DAY = re.compile(
-    rf"(?<![\w'’/.-]){_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-]){_NO_YEAR}"
-    rf"{_NOT_AN_AMOUNT}", re.IGNORECASE)
+_DAY_OF_MONTH = (rf"(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}\s+"
+                 rf"(?:(?:{_alternatives(DAY_MONTH_JOINERS)})\s+)?{_MONTH}(?![\w'’])")  # "the 13th of July"
+_MONTH_THEN_DAY = rf"{_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-])"  # "aug 16th"
+_DAY_MONTH = re.compile(rf"(?<![\w'’/.-]){_DAY_OF_MONTH}{_NO_YEAR}", re.IGNORECASE)
+_MONTH_DAY = re.compile(rf"(?<![\w'’/.-]){_MONTH_THEN_DAY}{_NO_YEAR}{_NOT_AN_AMOUNT}", re.IGNORECASE)
 _MONTH_ALONE = re.compile(rf"(?<![\w'’/.-]){_MONTH}(?![\w'’]){_NO_YEAR}", re.IGNORECASE)
 _RELATIVE_MONTH = re.compile(rf"(?<![\w'’])(?P<said>{_alternatives(RELATIVE_MONTHS)})(?![\w'’])", re.IGNORECASE)
 _APOSTROPHE = re.compile(r"['’]")
@@ -98,10 +97,7 @@ _WEEK_OF_WORDS = "|".join(r"\s+".join(map(re.escape, words.split()))
 _WEEK_OF_START = (rf"(?<![\w'’])(?:{re.escape(DAY_ARTICLE)}\s+)?(?P<week_of>{_WEEK_OF_WORDS})\s+"
                   rf"(?:(?:{_alternatives(WEEKDAY_NAMES)}),?\s+)?")  # "the week of Monday, 29 May"
 _YEAR = r"(?:,?\s+(?P<year>\d{4}))?(?!\d)"
-_WEEK_OF = [re.compile(_WEEK_OF_START + day + _YEAR, re.IGNORECASE) for day in (
-    rf"(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}\s+(?:(?:{_alternatives(DAY_MONTH_JOINERS)})\s+)?"
-    rf"{_MONTH}(?![\w'’])",
-    rf"{_MONTH}\s+(?:(?P<article>{re.escape(DAY_ARTICLE)})\s+)?{_DAY}(?![\w'’/.-])")]
+_WEEK_OF = [re.compile(_WEEK_OF_START + day + _YEAR, re.IGNORECASE) for day in (_DAY_OF_MONTH, _MONTH_THEN_DAY)]
 _RELATIVE_WEEK = re.compile(rf"(?<![\w'’])(?P<said>{_alternatives(RELATIVE_WEEKS)})(?![\w'’])", re.IGNORECASE)
 _WORD_BEFORE = re.compile(r"(\w+)\s*$")
 

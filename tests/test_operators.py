@@ -297,6 +297,28 @@ def test_a_whole_day_note_happened_at_some_time_of_its_day(cond, day, joined):
     assert bool(out) == joined
 
 
+@pytest.mark.parametrize("cond, run_at, joined", [
+    ("i2.start > i1.end", datetime(2024, 12, 8, 7, 33), False),   # the last day's morning run: still away
+    ("i2.start > i1.end", datetime(2024, 12, 9, 7, 33), True),
+    ("i2.end < i1.start", datetime(2024, 12, 5, 7, 0), False),    # the first day is the trip's
+    ("i2.end < i1.start", datetime(2024, 12, 4, 7, 0), True),
+    ("overlaps(i1, i2)", datetime(2024, 12, 8, 7, 33), True),
+    ("overlaps(i1, i2)", datetime(2024, 12, 5, 0, 30), True),
+    ("overlaps(i1, i2)", datetime(2024, 12, 9, 7, 33), False),
+])
+def test_an_entry_of_several_whole_days_occupies_them(cond, run_at, joined):
+    """A trip from 5 to 8 December (an all-day entry ending at the midnight after the
+    8th) took all of the 8th: a run that morning was on the trip, not after it.
+    (One whole day stays any instant of it: see the diary note above.)"""
+    trip = ev("calendar", "trip", datetime(2024, 12, 5, tzinfo=BERLIN), 4 * 24 * 60, "Lisbon")
+    run = ev("strava", "workout", run_at.replace(tzinfo=BERLIN), 40, "Morning run")
+    out, notes = run_join(cond, rows_of([trip]), rows_of([run]))
+    assert notes == []  # compiled to SQL
+    assert bool(out) == joined
+    py_out, _ = run_join(f"({cond}) and len(i1.title) > 0", rows_of([trip]), rows_of([run]))
+    assert bool(py_out) == joined  # the Python fallback compares the midnights: the same
+
+
 def test_timed_events_keep_exact_comparisons_beside_whole_days():
     game = ev("calendar", "meeting", datetime(2024, 6, 1, 16, 0, tzinfo=BERLIN), 90, "Football game")
     lunch = ev("calendar", "meal", datetime(2024, 6, 1, 12, 0, tzinfo=BERLIN), 60, "Lunch")

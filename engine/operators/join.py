@@ -97,7 +97,7 @@ def _bounds(row: Row, attr: str, value: datetime | None) -> tuple[datetime | Non
     """The earliest and latest instant ``value`` (the row's start or end) can stand for."""
     if attr not in ("start", "end") or value is None or not spans_whole_days(row):
         return value, value
-    if row.get("end") - row.get("start") > _DAY:  # several days, occupied whole
+    if (row.get("end").date() - row.get("start").date()).days > 1:  # several days, occupied whole
         return value, value
     if attr == "start":
         return value + _MORNING, value + _DAY

@@ -14,13 +14,15 @@ dinner" in the note of 16 February starts at midnight, and "i2.start > i1.end"
 after that evening's football game was false. In compiled conditions such an
 event's start is any instant of its first day and its end any instant of its last,
 and a comparison holds when some instants make it hold (interval arithmetic: each
-instant is a lower and an upper bound, equal for timed events). An entry of several
-whole days (a trip, a holiday) is different: it occupies its days, so what happens
-on its last day happened during it, not after ("the first run after the Lisbon trip"
-is no run in Lisbon on the morning of its last day); its span is taken exactly. A day is taken to
+instant is a lower and an upper bound, equal for timed events). A day is taken to
 begin at 6 am: Friday's note of a lunch is no meal within six hours after
 Thursday's game that ended at 20:30. Calendar parts (``same_day``, ``hour`` ...)
 read the local start as before. The Python fallback compares the midnights.
+
+An entry of several whole days (a trip, a holiday) is different: it occupies its
+days, so what happened on its last day happened during it, not after ("the first
+run after the Lisbon trip" is no run in Lisbon on the morning of its last day), and
+its span is compared exactly, first midnight to last, in SQL as in Python.
 
 A row is no pair with itself: one record that both searches found is one
 happening, not one happening after (or during) another. (A row merged from a day

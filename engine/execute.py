@@ -24,6 +24,7 @@ from engine.operators import (ExecutionCancelled, Models, OperatorContext, Opera
                               RetrieveSettings, Scalar, UnknownOperatorError, default_registry)
 from engine.plan import check_plan, parse_plan
 from engine.plan import expr as X
+from engine.plan.names_given import NameBook
 from engine.plan.nodes import Extract, Filter, Join, PlanNode, Retrieve, iter_nodes
 from engine.plan.optimize import optimize
 from engine.plan.printer import print_plan
@@ -71,16 +72,18 @@ ProgressCallback = Callable[[NodeStats], None]
 def execute(plan: str | PlanNode, store, models: Models | None = None, *, today: date,
             progress: ProgressCallback | None = None, cancel: threading.Event | None = None,
             index=None, registry: OperatorRegistry | None = None,
-            retrieve_settings: RetrieveSettings | None = None) -> Result:
+            retrieve_settings: RetrieveSettings | None = None, names: NameBook | None = None) -> Result:
     """Run ``plan`` over ``store``. ``today`` is the date questions are asked on
-    (fixed for benchmarks). Raises PlanSyntaxError/PlanValidationError for a bad
+    (fixed for benchmarks). ``names``: the store's names, where the caller has read
+    them (:mod:`engine.qud.store_names`): a search's query that starts with one names
+    it. Raises PlanSyntaxError/PlanValidationError for a bad
     plan, ExecutionError when an operator fails, ExecutionCancelled on cancel."""
     node = parse_plan(plan) if isinstance(plan, str) else plan
     check_plan(node)
     node = optimize(node)  # the same answer, fewer rows through the extractor
     registry = registry or default_registry()
     ctx = OperatorContext(store=store, models=models or Models(), today=today, cancel=cancel, index=index,
-                          retrieve=retrieve_settings or RetrieveSettings())
+                          retrieve=retrieve_settings or RetrieveSettings(), names=names)
     stats = {path: NodeStats(path, n.OP, print_plan(n)) for path, n in iter_nodes(node)}
     t0 = time.perf_counter()
     out = _run(node, "0", ctx, registry, stats, progress)

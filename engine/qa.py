@@ -334,7 +334,8 @@ class HindsightEngine:
         self._offered: dict[str, str] = {}  # question offered after a failure -> its plan
         self._candidates: tuple[int, list] = (-1, [])  # (store count, suggestions for it)
         self.readings: frozenset[str] = READINGS
-        #: give a plan the names the question gives that it lost (engine.plan.names_given)
+        #: give a plan the names the question gives that it lost (engine.plan.names_given),
+        #: and let a search whose query starts with one of the store's names hold to it
         self.give_names = True
         self._names: tuple[int, Future[NameBook]] | None = None  # (store count, its names)
         self._names_lock = threading.Lock()
@@ -511,7 +512,8 @@ class HindsightEngine:
 
         try:
             result = execute(planned.plan, self.store, self.models, today=today, progress=on_node,
-                             cancel=cancel, index=self.index, retrieve_settings=self.retrieve_settings)
+                             cancel=cancel, index=self.index, retrieve_settings=self.retrieve_settings,
+                             names=self._names_if_read())
         except ExecutionCancelled:
             return self._cancelled(question, today, t0)
         except ExecutionError as exc:
@@ -614,6 +616,18 @@ class HindsightEngine:
 
     def _name_book(self) -> NameBook:
         return self._names_read().result()
+
+    def _names_if_read(self) -> NameBook | None:
+        """The store's names for the searches (:mod:`engine.operators.retrieve.names`);
+        None where they are not wanted or could not be read (the searches then take a
+        query's first word for no name)."""
+        if not self.give_names:
+            return None
+        try:
+            return self._name_book()
+        except Exception:  # noqa: BLE001 - the searches run without them
+            log.exception("could not read the store's names")
+            return None
 
     def _names_read(self) -> Future[NameBook]:
         """The store's names as they are now: read again when the store changed."""

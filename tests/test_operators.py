@@ -18,7 +18,9 @@ from engine.operators import (ExecutionCancelled, Models, OperatorContext, Opera
 from engine.operators.relational import aggregate, apply, arg_extreme, filter_rows, group_by, unnest
 from engine.operators.retrieve import names, names_something
 from engine.plan import parse_plan
+from engine.plan.names_given import NameBook
 from engine.plan.rows import Row
+from engine.qud.store_names import store_names
 from engine.retrieval.index import RetrievalIndex
 from engine.store import EventStore, events_to_arrow
 from importers.base import Event, offset_minutes
@@ -990,6 +992,45 @@ def test_names_are_runs_of_capitalised_words_after_the_first():
     assert names("songs by The Sugar Gutiérrezs") == [("Sugar", "Gutiérrezs")]
     assert names("dinner with Maria's family and Tom") == [("Maria",), ("Tom",)]
     assert names("Running with friends") == [] and names("I ran") == []
+
+
+def test_a_querys_first_word_is_a_name_where_the_store_holds_it_as_one():
+    book = NameBook.of(["Barcelona", "Pizzeria Niemeier", "Hasan Yilmaz", "Amazon Basics", "Run"],
+                       sources=["amazon", "calendar"])
+    assert names("Barcelona trip") == [] and names("Barcelona trip", book) == [("Barcelona",)]
+    assert names("Pizzeria Niemeier", book) == [("Pizzeria", "Niemeier")]
+    assert names("Hasan's runs", book) == [("Hasan",)]  # the first word of a person's name
+    assert names("Running with Hasan", book) == [("Hasan",)]  # not a name of the store's
+    assert names("Amazon order", book) == []  # a source's name names no shop
+    assert names("barcelona trip", book) == []  # a query in lower case names nothing
+    assert names_something("Barcelona trip", book) and not names_something("Mexican food", book)
+
+
+def test_a_search_whose_query_starts_with_a_name_of_the_store_keeps_to_it(store):
+    """The planner writes "Barcelona trip" for the trip the question names; every trip
+    passes the reranker, and only the store's names say that "Barcelona" is one."""
+    trips = [ev("calendar", "event", datetime(2024, m, 3, tzinfo=BERLIN), 3 * 24 * 60, title, f"{title}, three days",
+                city=city)
+             for m, title, city in ((4, "Trip to Barcelona", "Barcelona"), (6, "✈ Rome", "Rome"),
+                                    (9, "Holiday: Tokyo", "Tokyo"))]
+    add(store, retrieval_life() + trips)
+    patterns = FakePatterns({"calendar": "partial"}, default="irrelevant")
+    models = Models(patterns=patterns, reranker=FakeReranker("days"))  # passes every trip
+    settings = RetrieveSettings(verify_irrelevant=0)
+    book = store_names(store.reader())
+    named = execute('RETRIEVE(query="Barcelona trip")', store, models, today=TODAY, retrieve_settings=settings,
+                    names=book)
+    assert [r.get("title") for r in named.rows] == ["Trip to Barcelona"]
+    assert any("dropped: they name none of 'Barcelona'" in n for st in named.nodes for n in st.notes)
+    # without the store's names the first word is taken for none, as before
+    every = execute('RETRIEVE(query="Barcelona trip")', store, models, today=TODAY, retrieve_settings=settings)
+    assert len(every.rows) == 3
+    # the index's memo tells the two searches apart
+    index = RetrievalIndex(store)
+    for book_given, n in ((None, 3), (book, 1), (None, 3)):
+        assert len(execute('RETRIEVE(query="Barcelona trip")', store, models, today=TODAY, retrieve_settings=settings,
+                           names=book_given, index=index).rows) == n
+    index.close()
 
 
 class FakeEmbedder:

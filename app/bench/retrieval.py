@@ -31,6 +31,7 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
     from engine.execute import execute
     from engine.operators import Models
     from engine.plan.printer import quote
+    from engine.qud.store_names import store_names
     from engine.retrieval.index import RetrievalIndex
     from engine.store import EventStore
     from models.registry import ModelRegistry
@@ -56,6 +57,7 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
         t0 = time.perf_counter()
         index.refresh()
         echo(f"index ready in {time.perf_counter() - t0:.0f} s")
+        book = store_names(store.reader())  # as the question engine reads them
         chosen = _choose(rd._concepts(facts), concepts, seed)
         rng = random.Random(seed)
         for n, concept in enumerate(chosen, 1):
@@ -70,7 +72,7 @@ def run(*, persona: str = "p5", concepts: int = 40, seed: int = 11, work_dir: Pa
                     unknown.add(eid)
             t = time.perf_counter()
             result = execute(f"RETRIEVE(query={quote(query)})", store, otx, today=date.fromisoformat(prepared.today),
-                             index=index)
+                             index=index, names=book)
             ms = (time.perf_counter() - t) * 1000
             got = set(result.evidence) - unknown
             tp = len(got & truth)

@@ -17,6 +17,7 @@ from engine.plan.expr import EvalContext, EvalError, Lambda, call_lambda
 from engine.protocols import Embedder, Extractor, PatternClassifier, Reranker, Segmenter, SparseEncoder
 
 if TYPE_CHECKING:
+    from engine.plan.names_given import NameBook
     from engine.plan.rows import Row
     from engine.retrieval.index import RetrievalIndex
     from engine.store import EventStore
@@ -172,6 +173,9 @@ class OperatorContext:
     window: int = 0
     # set by the executor while an operator runs: says how far a long step has got
     report: Callable[[str], None] | None = None
+    # the names the store holds (:mod:`engine.qud.store_names`), where the caller read
+    # them: a search's query whose first word is one of them names it ("Barcelona trip")
+    names: "NameBook | None" = None
 
     @property
     def eval_context(self) -> EvalContext:

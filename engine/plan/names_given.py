@@ -93,6 +93,13 @@ class NameBook:
     def __len__(self) -> int:
         return len(self.names)
 
+    def holds(self, word: str) -> bool:
+        """Whether ``word`` is a name of the data on its own ("Barcelona", "Hasan" of
+        "Hasan Yilmaz"), in any case; never a source's name or a word that is no name
+        alone ("Amazon", "May")."""
+        key = _POSSESSIVE.sub("", word).lower()
+        return (key,) in self.names and key not in self.excluded
+
     def in_question(self, question: str) -> list[str]:
         """The names ``question`` gives, as the data writes them, longest first and
         without overlaps: "how many times have i eaten at pizzeria niemeier"

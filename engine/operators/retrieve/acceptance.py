@@ -43,7 +43,7 @@ def accepted_by_embedder(ctx: OperatorContext, query: str, partial_groups: list[
     if (settings.accept_similarity is None or ctx.models.embedder is None
             or getattr(ctx.index, "vectors", None) is None or not partial_groups):
         return []
-    if names_something(query):
+    if names_something(query, ctx.names):
         ctx.note("no sentence acceptance: the query names someone or something")
         return []
     near = ctx.index.nearest_sentences(ctx.models.embedder.embed([query])[0], settings.accept_similarity)

@@ -119,7 +119,7 @@ def doubt_relevant(ctx: OperatorContext, query: str, groups: list[tuple[str, str
     # the embedder must agree: no checked event near the query (one it has no vectors
     # for yet counts as near); not on a name, which it places by spelling
     agree = (settings.revive_similarity is not None and ctx.models.embedder is not None
-             and not names_something(query))
+             and not names_something(query, ctx.names))
     near = stored_similarities(ctx, query, checks) if agree else {}
     doubted = set()
     for g, events in top.items():
@@ -162,7 +162,7 @@ def revive_irrelevant(ctx: OperatorContext, query: str, groups: list[tuple[str, 
     if not checks:
         return
     scores = score_lists(ctx.models.reranker, query, top.values())
-    if settings.revive_similarity is not None and not names_something(query):
+    if settings.revive_similarity is not None and not names_something(query, ctx.names):
         # the embedder must agree (an event it has no vectors for yet keeps its score);
         # not on a name, which it places by spelling ("Diane Edwards")
         near = stored_similarities(ctx, query, checks)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import weakref
 
 from engine.operators.context import OperatorContext
+from engine.operators.retrieve.names import names
 from engine.plan.nodes import Retrieve
 from engine.plan.timerange import Span, start_span
 from engine.plan.rows import Row
@@ -24,10 +25,11 @@ def search_span(ctx: OperatorContext) -> Span | None:
 def search_key(node: Retrieve, ctx: OperatorContext, span: Span | None) -> tuple:
     """The inputs a search's result depends on: the query, the settings, the
     condition it judges a window of events by, where it does, and the ``span`` of
-    time it reads (:func:`search_span`; the models are the engine's own)."""
+    time it reads (:func:`search_span`; the models are the engine's own), and the names
+its query gives (the store's names decide whether its first word is one)."""
     windowed = ctx.wanted is not None and bool(ctx.window)
     return (node.query, ctx.retrieve, repr(ctx.wanted) if windowed else None,
-            ctx.window if windowed else 0, span, id(ctx.models))
+            ctx.window if windowed else 0, span, id(ctx.models), tuple(names(node.query, ctx.names)))
 
 
 def recall(ctx: OperatorContext, key: tuple) -> list[Row] | None:

@@ -39,7 +39,7 @@ def named_value_events(ctx: OperatorContext, query: str, judged: list[Event], pa
     "artist: Lisa Stone" is not "The Stone Randolphs", though the reranker passed her
     songs for them; a mail to someone that says their name is theirs, though the
     mails "from" them were the ones named."""
-    given = names(query) if ctx.retrieve.require_names else []
+    given = names(query, ctx.names) if ctx.retrieve.require_names else []
     wanted = [{w.lower() for w in name} for name in given]
     if not wanted or not judged or without_names(query, given):
         return [], set()

@@ -1,8 +1,11 @@
 """The names a query gives ("Chloe", "Liberty Bell", "The Sugar Gutiérrezs"), the
 query without them, and whether an event says one of them.
 
-A name is a run of capitalised words after a query's first word; the words around
-names (:mod:`engine.locale_en`) are English. Text only: no model, no store.
+A name is a run of capitalised words after a query's first word, or from its first
+word where the store's names (:class:`engine.plan.names_given.NameBook`, read by the
+caller) hold that word: "Barcelona trip" names Barcelona where a value of the data is
+Barcelona, and "Running with friends" names no one. The words around names
+(:mod:`engine.locale_en`) are English. Text only: no model, no store.
 """
 from __future__ import annotations
 
@@ -11,7 +14,7 @@ import re
 from engine.locale_en import AND, BEING_WITH, EDGE_WORDS, KIND_WORDS, NAME_JOINERS, POSSESSIVE, SELF, STOP_WORDS
 from engine.operators.retrieve.events import Event
 from engine.operators.spans import PARTICLES
-from engine.plan.names_given import MAIL_ADDRESS
+from engine.plan.names_given import MAIL_ADDRESS, NameBook
 from engine.retrieval.words import stems
 
 _WORD = re.compile(r"[^\W\d_][\w'’.-]*")
@@ -33,23 +36,28 @@ def _bare(word: str) -> str:
     return _POSSESSIVE.sub("", word).strip(".'’-")
 
 
-def names_something(query: str) -> bool:
+def names_something(query: str, book: NameBook | None = None) -> bool:
     """Whether ``query`` names someone or something: a capitalised word after its
-    first ("songs by The Sugar Gutiérrezs", "Diane Edwards"; "I" aside; see :func:`names`)."""
-    return bool(names(query))
+    first ("songs by The Sugar Gutiérrezs", "Diane Edwards"; "I" aside), or its first
+    where ``book`` holds it (see :func:`names`)."""
+    return bool(names(query, book))
 
 
-def names(query: str) -> list[tuple[str, ...]]:
+def names(query: str, book: NameBook | None = None) -> list[tuple[str, ...]]:
     """The names ``query`` gives (see :func:`names_something`): runs of capitalised
     words, each word without a possessive "'s", stop words left out. "trip to Rome,
     Italy" [("Rome",), ("Italy",)], "visited Liberty Bell" [("Liberty", "Bell")],
-    "songs by The Sugar Gutiérrezs" [("Sugar", "Gutiérrezs")]."""
+    "songs by The Sugar Gutiérrezs" [("Sugar", "Gutiérrezs")]. The query's first word
+    starts a name only where ``book``, the store's names, holds it as a name of its
+    own: a search's query is not a sentence, but its first word is capitalised for
+    other reasons too ("Running with friends")."""
     out: list[tuple[str, ...]] = []
     run: list[str] = []
     end = -1
     for n, m in enumerate(_WORD.finditer(query)):
         w = _bare(m.group())
-        name = n > 0 and bool(w) and w[0].isupper() and w != SELF
+        name = (bool(w) and w[0].isupper() and w != SELF
+                and (n > 0 or (book is not None and book.holds(w))))
         if run and (not name or query[end:m.start()].strip()):
             out.append(tuple(run))
             run = []

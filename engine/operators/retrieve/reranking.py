@@ -28,7 +28,7 @@ def rerank(ctx: OperatorContext, query: str, undecided: list[Event]) -> list[str
         return [e.id for e in undecided]
     stored = stored_similarities(ctx, query, undecided)
     passed = _judged_alike(ctx, undecided, _passing(ctx, query, _near_enough_to_pass(ctx, undecided, stored)))
-    wanted = names(query) if ctx.retrieve.require_names else []
+    wanted = names(query, ctx.names) if ctx.retrieve.require_names else []
     if wanted and passed:
         passed = _saying_a_name(ctx, passed, wanted)
     titles = titles_named(ctx, query) if ctx.retrieve.require_names and passed else []

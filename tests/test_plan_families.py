@@ -170,6 +170,15 @@ def test_balancing_caps_each_family_by_whole_instances_and_keeps_rare_ones():
     assert kept != balanced(pairs, 10, random.Random(2))[0]
 
 
+def test_a_run_on_fixed_time_cuts_its_schedule_to_the_steps_that_fit():
+    from models.training.planner_lora import fitted_steps
+
+    assert fitted_steps(1000, 12, 0.5, 100.0) == 212  # 200 more steps of half a second
+    assert fitted_steps(100, 12, 0.5, 100.0) == 100  # the whole run fits: unchanged
+    assert fitted_steps(1000, 12, 2.0, -30.0) == 13  # over time already: one more step, then save
+    assert fitted_steps(1000, 12, 0.0, 100.0) == 1000  # no pace read: unchanged
+
+
 def test_an_instance_that_draws_one_query_s_value_twice_is_not_verified():
     from app.bench.plan_verify import _same_twice
 

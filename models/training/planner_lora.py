@@ -33,7 +33,19 @@ from pathlib import Path
 
 from models.gguf import sha256_file
 
+FIT_RESERVE = 45.0  # seconds kept, with --fit-seconds, for the held-out loss and the saving
+FIT_WARM_STEPS, FIT_EVERY = 5, 20  # with --fit-seconds: steps before the pace is read; steps between fittings
 TARGETS = ("q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj")
+
+
+def fitted_steps(total: int, step: int, seconds_a_step: float, seconds_left: float) -> int:
+    """The run's step count cut to what fits in ``seconds_left`` at the measured pace,
+    never below the next step and never above ``total``: a run on a lent machine whose
+    time is fixed ends its schedule (the learning rate decayed) instead of being cut off
+    at a high rate."""
+    if seconds_a_step <= 0:
+        return total
+    return max(step + 1, min(total, step + int(seconds_left / seconds_a_step)))
 
 
 def load_pairs(path: Path) -> list[dict]:
@@ -351,6 +363,9 @@ def main(argv: list[str] | None = None) -> None:
     ap.add_argument("--seed", type=int, default=38)
     ap.add_argument("--check", type=int, default=20, help="held-out instances decoded greedily at the end")
     ap.add_argument("--time-budget", type=float, default=0, help="seconds; stop training (and save) after this")
+    ap.add_argument("--fit-seconds", type=float, default=0,
+                    help="seconds from the start for the whole run: after its first steps, the schedule is cut "
+                         "to the steps that fit (the rest of --epochs is dropped), so it ends decayed")
     ap.add_argument("--shared-prefix", choices=("auto", "on", "off"), default="auto",
                     help="run each batch's shared prompt prefix once, without a gradient (auto: on a CPU)")
     ap.add_argument("--pairs-per-batch", type=int, default=16, help="with --shared-prefix")
@@ -509,7 +524,22 @@ def main(argv: list[str] | None = None) -> None:
     stopped = "done"
     skipped = 0
     losses: list[float] = []
+    first_step, paced_from, planned = step, None, total
     while step < total:
+        done = step - first_step
+        if args.fit_seconds and done == FIT_WARM_STEPS:
+            paced_from = time.time()  # the first steps warm the kernels and the allocator up: paced after them
+        elif args.fit_seconds and paced_from is not None and done > FIT_WARM_STEPS and done % FIT_EVERY == 0:
+            # fitted again as the pace firms up: a first reading taken among slow early steps
+            # had a GPU run stop at an eighth of what its time allowed
+            pace = (time.time() - paced_from) / (done - FIT_WARM_STEPS)
+            fitted = fitted_steps(planned, step, pace, args.fit_seconds - (time.time() - t_start) - FIT_RESERVE)
+            if fitted != total:
+                print(f"{pace:.2f} s a step: {fitted} of {planned} steps fit in {args.fit_seconds:.0f} s",
+                      flush=True)
+                total = fitted
+                warm = min(max(1, planned // 20), max(1, total // 20))
+                settings["total_steps"] = total
         epoch, k = divmod(step, steps_per_epoch)
         idx = plan[epoch][k]
         loss = batch_loss(tr_items, pre_ids if shared else None, idx)

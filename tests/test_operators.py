@@ -1033,6 +1033,31 @@ def test_a_search_whose_query_starts_with_a_name_of_the_store_keeps_to_it(store)
     index.close()
 
 
+def test_a_querys_first_word_the_data_writes_as_a_plain_word_names_nothing():
+    """Titles begin with plain words ("Dinner with Rafaela", an entry called "Dinner");
+    where the data also writes the word in lower case, a query's first word is no name
+    for it, unless the next words go on with a name the data holds."""
+    book = NameBook.of(["Dinner with Rafaela", "Dinner", "Barcelona", "Pizzeria Niemeier", "Pizzeria",
+                        "Hasan Yilmaz"], plain=["dinner", "pizzeria", "with", "hasan"],
+                       addresses=["hasan.yilmaz@example.org"])
+    assert names("Dinner with Rafaela", book) == [("Rafaela",)]
+    assert names("Barcelona trip", book) == [("Barcelona",)]
+    assert names("Pizzeria Niemeier", book) == [("Pizzeria", "Niemeier")]  # it starts a name the data holds
+    assert names("Pizzeria visits", book) == []
+    assert names("Hasan's runs", book) == [("Hasan",)]  # a person's name, whatever a title writes
+    assert not names_something("Dinner out", book)
+    assert names("Dinner with Rafaela", NameBook.of(["Dinner with Rafaela", "Dinner"])) == [("Dinner",), ("Rafaela",)]
+
+
+def test_the_store_names_the_words_its_titles_write_in_lower_case(store):
+    add(store, [ev("calendar", "event", datetime(2024, 5, m, 19, tzinfo=BERLIN), 90, title, title, summary=title)
+                for m, title in ((3, "Italian dinner with Joseph"), (4, "Dinner"), (5, "Barcelona"),
+                                 (6, "Call (ana.lopez@example.org)"))])
+    book = store_names(store.reader())
+    assert {"dinner", "with"} <= book.plain and not {"italian", "barcelona", "ana", "lopez"} & book.plain
+    assert not book.holds("Dinner") and book.holds("Barcelona")
+
+
 class FakeEmbedder:
     """Texts are near each other when they share a word from a small vocabulary."""
     WORDS = ("music", "concert", "muse", "live", "run", "meeting")

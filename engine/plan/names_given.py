@@ -59,14 +59,19 @@ class NameBook:
     hasan.haenel87@…, "Benito Ramírez" of benito.ramrez24@…; :func:`_spelled_by`): a
     person's, called by either.
     ``excluded``: words never taken for a name (the store's source names: "besides
-    amazon" names no shop)."""
+    amazon" names no shop).
+    ``plain``: one-word names that the data also writes in lower case, in a title (the
+    caller reads them): plain words that begin a title ("Dinner" of "Dinner with
+    Rafaela", a calendar entry called "Dinner", and "Italian dinner with Joseph")."""
 
     names: dict[tuple[str, ...], str] = field(default_factory=dict)
     people: frozenset[str] = frozenset()
     excluded: frozenset[str] = frozenset()
+    plain: frozenset[str] = frozenset()
 
     @classmethod
-    def of(cls, values: Iterable[str], sources: Iterable[str] = (), addresses: Iterable[str] = ()) -> "NameBook":
+    def of(cls, values: Iterable[str], sources: Iterable[str] = (), addresses: Iterable[str] = (),
+           plain: Iterable[str] = ()) -> "NameBook":
         book: dict[tuple[str, ...], str] = {}
         firsts: dict[tuple[str, ...], str] = {}
         people: set[str] = set()
@@ -88,17 +93,24 @@ class NameBook:
             book.setdefault(key, name)
         excluded = frozenset(w for s in sources for w in words_of(s))
         return cls({k: v for k, v in book.items() if not set(k) <= _NEVER | excluded},
-                   frozenset(people - _NEVER), excluded)
+                   frozenset(people - _NEVER), excluded, frozenset(plain) - people)
 
     def __len__(self) -> int:
         return len(self.names)
 
-    def holds(self, word: str) -> bool:
-        """Whether ``word`` is a name of the data on its own ("Barcelona", "Hasan" of
-        "Hasan Yilmaz"), in any case; never a source's name or a word that is no name
-        alone ("Amazon", "May")."""
+    def holds(self, word: str, following: Iterable[str] = ()) -> bool:
+        """Whether ``word``, followed by the words ``following``, starts a name of the
+        data, in any case: a one-word name ("Barcelona", "Hasan" of "Hasan Yilmaz") that
+        the data never writes as a plain word (see :attr:`plain`), or the first word of
+        a name of several that the following words go on with ("Pizzeria" before
+        "Niemeier"). Never a source's name or a word that is no name alone ("Amazon",
+        "May")."""
         key = _POSSESSIVE.sub("", word).lower()
-        return (key,) in self.names and key not in self.excluded
+        if key in self.excluded or (key,) not in self.names:
+            return False
+        run = (key, *(_POSSESSIVE.sub("", w).lower() for w in following))
+        return key not in self.plain or any(run[:n] in self.names
+                                            for n in range(2, min(len(run), MOST_WORDS) + 1))
 
     def in_question(self, question: str) -> list[str]:
         """The names ``question`` gives, as the data writes them, longest first and

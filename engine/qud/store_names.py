@@ -11,6 +11,11 @@ VALUES_SQL = ("SELECT DISTINCT v FROM (SELECT t.value->>'$' AS v FROM events, js
               "WHERE attributes IS NOT NULL AND t.type = 'VARCHAR') "
               "WHERE length(v) <= ? AND (regexp_matches(v, '^\\p{Lu}') OR contains(v, '@'))")
 SOURCES_SQL = "SELECT DISTINCT source FROM events"
+#: the words the titles write in lower case, mail addresses left out ("Italian dinner
+#: with Joseph": "dinner" is a plain word, whatever a title that is only "Dinner" says)
+PLAIN_SQL = ("SELECT DISTINCT w FROM (SELECT unnest(regexp_extract_all(regexp_replace(title, "
+             "'[\\w.+''-]+@[\\w-]+(\\.[\\w-]+)+', ' ', 'g'), '(?:^|[\\s(\\[\"“‘/-])(\\p{Ll}\\p{L}*)', 1)) AS w "
+             "FROM events WHERE title IS NOT NULL)")
 #: the most characters a value is read from: a name of MOST_WORDS words, or an address
 LONGEST = 48 * MOST_WORDS
 
@@ -21,4 +26,5 @@ def store_names(con) -> NameBook:
     values = [v for (v,) in con.execute(VALUES_SQL, [LONGEST]).fetchall()]
     sources = [s for (s,) in con.execute(SOURCES_SQL).fetchall()]
     addresses = {a for v in values if "@" in v for a in MAIL_ADDRESS.findall(v)}
-    return NameBook.of((v for v in values if v[:1].isupper()), sources, addresses)
+    plain = [w for (w,) in con.execute(PLAIN_SQL).fetchall()]
+    return NameBook.of((v for v in values if v[:1].isupper()), sources, addresses, plain)

@@ -49,15 +49,18 @@ def names(query: str, book: NameBook | None = None) -> list[tuple[str, ...]]:
     Italy" [("Rome",), ("Italy",)], "visited Liberty Bell" [("Liberty", "Bell")],
     "songs by The Sugar Gutiérrezs" [("Sugar", "Gutiérrezs")]. The query's first word
     starts a name only where ``book``, the store's names, holds it as a name of its
-    own: a search's query is not a sentence, but its first word is capitalised for
-    other reasons too ("Running with friends")."""
+    own or the start of one the next words go on with (:meth:`NameBook.holds`): a
+    search's query is not a sentence, but its first word is capitalised for other
+    reasons too ("Running with friends", "Dinner with Anna" where titles say "Dinner
+    with …")."""
     out: list[tuple[str, ...]] = []
     run: list[str] = []
     end = -1
-    for n, m in enumerate(_WORD.finditer(query)):
+    found = list(_WORD.finditer(query))
+    for n, m in enumerate(found):
         w = _bare(m.group())
         name = (bool(w) and w[0].isupper() and w != SELF
-                and (n > 0 or (book is not None and book.holds(w))))
+                and (n > 0 or (book is not None and book.holds(w, _capitals_after(query, found)))))
         if run and (not name or query[end:m.start()].strip()):
             out.append(tuple(run))
             run = []
@@ -67,6 +70,18 @@ def names(query: str, book: NameBook | None = None) -> list[tuple[str, ...]]:
     if run:
         out.append(tuple(run))
     return list(dict.fromkeys(out))
+
+
+def _capitals_after(query: str, found: list[re.Match]) -> list[str]:
+    """The capitalised words right after the query's first, with only spaces between
+    them: the rest of a name it may start ("Pizzeria Niemeier visit" ["Niemeier"])."""
+    out = []
+    for prev, m in zip(found, found[1:]):
+        w = _bare(m.group())
+        if query[prev.end():m.start()].strip() or not w or not w[0].isupper():
+            break
+        out.append(w)
+    return out
 
 
 def without_names(query: str, wanted: list[tuple[str, ...]]) -> str:

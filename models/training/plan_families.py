@@ -201,6 +201,12 @@ def _families() -> list[Template]:
                   f"SELECT id FROM events WHERE {_AMAZON} AND start_utc < {trip_start} "
                   "ORDER BY start_utc DESC LIMIT 1",
                   (("city", one_trip),)))
+    out.append(_t("last_before:run:trip", "first_last",
+                  ("when did I last go running before the {city} trip", "Last run before I left for {city}: "
+                   "which day was it?", "my last run before flying to {city}"),
+                  f"SELECT max(day) FROM events WHERE {_RUN} AND start_utc < {trip_start}",
+                  f"SELECT id FROM events WHERE {_RUN} AND start_utc < {trip_start} ORDER BY start_utc DESC LIMIT 1",
+                  (("city", one_trip),), "date"))
     for tid, fn, texts in (("first_of_day:track", "ASC", ("what was the first song I played on {day}",
                                                           "First track I listened to on {day}?")),
                            ("last_of_day:track", "DESC", ("what was the last song I played on {day}",
@@ -400,7 +406,12 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
         trips = [f"FILTER(l=RETRIEVE(query={q(text)}), filter=lambda e: in_hours(duration(e)) > 24)"
                  for text in (f"trip to {city}", f"{city} trip")]
         trips += [f"RETRIEVE(query={q(f'trip to {city}')})"]
-        if template_id.endswith("run:trip"):
+        if template_id == "extra:last_before:run:trip":
+            for trip in trips:
+                for query in ("running", "went for a run"):
+                    out.append(f"MAX(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "
+                               "condition=\"i1.start < i2.start\"), attr_name=\"start\")")
+        elif template_id.endswith("run:trip"):
             for trip in trips:
                 for query in ("running", "went for a run"):
                     out.append(f"MIN(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "

@@ -13,9 +13,8 @@ VALUES_SQL = ("SELECT DISTINCT v FROM (SELECT t.value->>'$' AS v FROM events, js
 SOURCES_SQL = "SELECT DISTINCT source FROM events"
 #: the words the titles write in lower case, mail addresses left out ("Italian dinner
 #: with Joseph": "dinner" is a plain word, whatever a title that is only "Dinner" says)
-PLAIN_SQL = ("SELECT DISTINCT w FROM (SELECT unnest(regexp_extract_all(regexp_replace(title, "
-             "'[\\w.+''-]+@[\\w-]+(\\.[\\w-]+)+', ' ', 'g'), '(?:^|[\\s(\\[\"“‘/-])(\\p{Ll}\\p{L}*)', 1)) AS w "
-             "FROM events WHERE title IS NOT NULL)")
+PLAIN_SQL = ("SELECT DISTINCT w FROM (SELECT unnest(regexp_extract_all(regexp_replace(title, ?, ' ', 'g'), "
+             "'(?:^|[\\s(\\[\"“‘/-])(\\p{Ll}\\p{L}*)', 1)) AS w FROM events WHERE title IS NOT NULL)")
 #: the most characters a value is read from: a name of MOST_WORDS words, or an address
 LONGEST = 48 * MOST_WORDS
 
@@ -26,5 +25,5 @@ def store_names(con) -> NameBook:
     values = [v for (v,) in con.execute(VALUES_SQL, [LONGEST]).fetchall()]
     sources = [s for (s,) in con.execute(SOURCES_SQL).fetchall()]
     addresses = {a for v in values if "@" in v for a in MAIL_ADDRESS.findall(v)}
-    plain = [w for (w,) in con.execute(PLAIN_SQL).fetchall()]
+    plain = [w for (w,) in con.execute(PLAIN_SQL, [MAIL_ADDRESS.pattern]).fetchall()]
     return NameBook.of((v for v in values if v[:1].isupper()), sources, addresses, plain)

@@ -65,6 +65,17 @@ def _on_recent_day(where: str, column: str) -> tuple[str, str, tuple]:
             f"SELECT id FROM events WHERE {on} ORDER BY id", (("dayname", _recent_days(where, column)),))
 
 
+_ONE_TRIP = "SELECT city FROM events WHERE kind = 'trip' GROUP BY city HAVING count(*) = 1 ORDER BY 1"
+
+
+def _run_by_trip(tid: str, texts: tuple[str, ...], *, after: bool) -> Template:
+    """The day of the first run after (or the last run before) the trip to $city."""
+    edge, cmp, agg, order = ("end_utc", ">", "min", "") if after else ("start_utc", "<", "max", " DESC")
+    where = f"{_RUN} AND start_utc {cmp} (SELECT {edge} FROM events WHERE kind = 'trip' AND city = $city)"
+    return _t(tid, "first_last", texts, f"SELECT {agg}(day) FROM events WHERE {where}",
+              f"SELECT id FROM events WHERE {where} ORDER BY start_utc{order} LIMIT 1", (("city", _ONE_TRIP),), "date")
+
+
 def _yes_no(where: str) -> str:
     return f"SELECT CASE WHEN count(*) > 0 THEN 'yes' ELSE 'no' END FROM events WHERE {where}"
 
@@ -177,15 +188,12 @@ def _families() -> list[Template]:
                   (("shop", "SELECT DISTINCT shop FROM events WHERE kind = 'purchase' ORDER BY 1"),
                    ("year", "SELECT DISTINCT year(day) FROM events WHERE kind = 'purchase' ORDER BY 1"))))
     # ---- the first or last X before or after Y -------------------------------------------
-    one_trip = "SELECT city FROM events WHERE kind = 'trip' GROUP BY city HAVING count(*) = 1 ORDER BY 1"
+    one_trip = _ONE_TRIP
     trip_end = "(SELECT end_utc FROM events WHERE kind = 'trip' AND city = $city)"
     trip_start = "(SELECT start_utc FROM events WHERE kind = 'trip' AND city = $city)"
-    out.append(_t("first_after:run:trip", "first_last",
-                  ("when was my first run after the {city} trip", "When did I first go running after coming "
-                   "back from {city}?", "first run after {city}: what date"),
-                  f"SELECT min(day) FROM events WHERE {_RUN} AND start_utc > {trip_end}",
-                  f"SELECT id FROM events WHERE {_RUN} AND start_utc > {trip_end} ORDER BY start_utc LIMIT 1",
-                  (("city", one_trip),), "date"))
+    out.append(_run_by_trip("first_after:run:trip", ("when was my first run after the {city} trip",
+                                                     "When did I first go running after coming back from {city}?",
+                                                     "first run after {city}: what date"), after=True))
     out.append(_t("first_after:restaurant:trip", "first_last",
                   ("where did I eat out first after the {city} trip", "Which restaurant did I go to first "
                    "after getting back from {city}?"),
@@ -201,12 +209,9 @@ def _families() -> list[Template]:
                   f"SELECT id FROM events WHERE {_AMAZON} AND start_utc < {trip_start} "
                   "ORDER BY start_utc DESC LIMIT 1",
                   (("city", one_trip),)))
-    out.append(_t("last_before:run:trip", "first_last",
-                  ("when did I last go running before the {city} trip", "Last run before I left for {city}: "
-                   "which day was it?", "my last run before flying to {city}"),
-                  f"SELECT max(day) FROM events WHERE {_RUN} AND start_utc < {trip_start}",
-                  f"SELECT id FROM events WHERE {_RUN} AND start_utc < {trip_start} ORDER BY start_utc DESC LIMIT 1",
-                  (("city", one_trip),), "date"))
+    out.append(_run_by_trip("last_before:run:trip", ("when did I last go running before the {city} trip",
+                                                     "Last run before I left for {city}: which day was it?",
+                                                     "my last run before flying to {city}"), after=False))
     for tid, fn, texts in (("first_of_day:track", "ASC", ("what was the first song I played on {day}",
                                                           "First track I listened to on {day}?")),
                            ("last_of_day:track", "DESC", ("what was the last song I played on {day}",

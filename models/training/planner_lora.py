@@ -538,7 +538,7 @@ def main(argv: list[str] | None = None) -> None:
                 print(f"{pace:.2f} s a step: {fitted} of {planned} steps fit in {args.fit_seconds:.0f} s",
                       flush=True)
                 total = fitted
-                warm = min(max(1, planned // 20), max(1, total // 20))
+                warm = max(1, total // 20)  # total <= planned: never longer than the first warm-up
                 settings["total_steps"] = total
         epoch, k = divmod(step, steps_per_epoch)
         idx = plan[epoch][k]

@@ -1719,6 +1719,30 @@ def test_a_kind_the_classifier_calls_relevant_beside_the_kind_named_is_judged_no
     assert sum(r.get("kind") == "music_stream" for r in songs) == 5
 
 
+def test_a_query_that_names_a_kind_keeps_other_sources_events_only_where_they_say_it(store):
+    t = datetime(2024, 3, 4, 10, tzinfo=BERLIN)
+    add(store, [*(ev("spotify", "podcast_stream", t + timedelta(days=i, hours=8), 40, f"Episode {i}",
+                     show="Tech Talk") for i in range(3)),
+                *(ev("calendar", "calendar_event", t + timedelta(days=7 * i), 60, "Team weekly",
+                     "Weekly sync: status, blockers, plans.") for i in range(4)),
+                ev("calendar", "calendar_event", t + timedelta(days=2), 90, "Podcast recording", "Guest episode"),
+                ev("journal", "note", t + timedelta(days=3), 0, "Tuesday", "Heard a podcast about sleep.")])
+    # the reranker passes every calendar and diary candidate (it took the weekly
+    # meetings for episodes of a weekly show)
+    models = Models(patterns=FakePatterns({"podcast_stream": "relevant"}, default="partial"),
+                    reranker=FakeReranker(""))
+    settings = RetrieveSettings(verify_irrelevant=0, verify_relevant=0)
+
+    def titles(query):
+        result = execute(f'RETRIEVE(query="{query}")', store, models, today=TODAY, retrieve_settings=settings)
+        return sorted(r.get("title") for r in result.rows), result.nodes[0].notes
+    kept, notes = titles("podcast episode")
+    assert kept == ["Episode 0", "Episode 1", "Episode 2", "Podcast recording", "Tuesday"]
+    assert any("dropped 4 events of other kinds that do not say them" in n for n in notes)
+    # a query that names no kind: the reranker decides
+    assert "Team weekly" in titles("weekly")[0]
+
+
 def test_a_query_that_names_a_source_and_its_kind_keeps_no_other_source(store):
     t = datetime(2023, 3, 1, 20, tzinfo=BERLIN)
     add(store, [ev("chatgpt", "chat_conversation", t, 30, "PHP to Python Conversion"),

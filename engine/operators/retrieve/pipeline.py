@@ -11,7 +11,8 @@ from engine.operators.retrieve.candidates import search_candidates, whole_groups
 from engine.operators.retrieve.events import fetch_events, group_sizes, ids_starting_within, ids_where
 from engine.operators.retrieve.groups import (Decisions, decide_groups, doubt_relevant, label_groups,
                                              revive_irrelevant)
-from engine.operators.retrieve.kinds import of_the_kind_named
+from engine.operators.retrieve.kinds import of_the_kind_named, only_the_kinds_named
+from engine.operators.retrieve.labels import Label
 from engine.operators.retrieve.memo import recall, remember, search_key, search_span
 from engine.operators.retrieve.mentions import notes_stating
 from engine.operators.retrieve.merging import merge_into, merge_overlapping
@@ -73,6 +74,8 @@ def _retrieve(query: str, ctx: OperatorContext, span: Span | None) -> list[Row]:
         for i in other:
             found.kept.pop(i, None)
     rows = of_the_kind_named(query, [e.row() for e in fetch_events(ctx, _in_the_span(ctx, found, span))], ctx)
+    rows = only_the_kinds_named(rows, {(s, k) for (s, k, _), label in zip(groups, labels)
+                                       if label is Label.KIND_NAMED}, ctx)
     merged = merge_overlapping(rows, ctx.retrieve.merge_min_overlap)
     if len(merged) < len(rows):
         ctx.note(f"merged {len(rows) - len(merged)} events that overlap an event of another source")

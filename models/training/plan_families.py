@@ -188,7 +188,6 @@ def _families() -> list[Template]:
                   (("shop", "SELECT DISTINCT shop FROM events WHERE kind = 'purchase' ORDER BY 1"),
                    ("year", "SELECT DISTINCT year(day) FROM events WHERE kind = 'purchase' ORDER BY 1"))))
     # ---- the first or last X before or after Y -------------------------------------------
-    one_trip = _ONE_TRIP
     trip_end = "(SELECT end_utc FROM events WHERE kind = 'trip' AND city = $city)"
     trip_start = "(SELECT start_utc FROM events WHERE kind = 'trip' AND city = $city)"
     out.append(_run_by_trip("first_after:run:trip", ("when was my first run after the {city} trip",
@@ -200,7 +199,7 @@ def _families() -> list[Template]:
                   f"SELECT restaurant FROM events WHERE {_MEAL} AND start_utc > {trip_end} "
                   "ORDER BY start_utc LIMIT 1",
                   f"SELECT id FROM events WHERE {_MEAL} AND start_utc > {trip_end} ORDER BY start_utc LIMIT 1",
-                  (("city", one_trip),)))
+                  (("city", _ONE_TRIP),)))
     out.append(_t("last_before:amazon:trip", "first_last",
                   ("what did I last order on amazon before the {city} trip", "Last Amazon purchase before I left "
                    "for {city}?"),
@@ -208,7 +207,7 @@ def _families() -> list[Template]:
                   "ORDER BY start_utc DESC LIMIT 1",
                   f"SELECT id FROM events WHERE {_AMAZON} AND start_utc < {trip_start} "
                   "ORDER BY start_utc DESC LIMIT 1",
-                  (("city", one_trip),)))
+                  (("city", _ONE_TRIP),)))
     out.append(_run_by_trip("last_before:run:trip", ("when did I last go running before the {city} trip",
                                                      "Last run before I left for {city}: which day was it?",
                                                      "my last run before flying to {city}"), after=False))
@@ -411,16 +410,13 @@ def family_sketches(template_id: str, params: dict) -> list[str]:
         trips = [f"FILTER(l=RETRIEVE(query={q(text)}), filter=lambda e: in_hours(duration(e)) > 24)"
                  for text in (f"trip to {city}", f"{city} trip")]
         trips += [f"RETRIEVE(query={q(f'trip to {city}')})"]
-        if template_id == "extra:last_before:run:trip":
+        if template_id.endswith("run:trip"):
+            agg, cond = (("MAX", "i1.start < i2.start") if template_id == "extra:last_before:run:trip"
+                         else ("MIN", "i1.start > i2.end"))
             for trip in trips:
                 for query in ("running", "went for a run"):
-                    out.append(f"MAX(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "
-                               "condition=\"i1.start < i2.start\"), attr_name=\"start\")")
-        elif template_id.endswith("run:trip"):
-            for trip in trips:
-                for query in ("running", "went for a run"):
-                    out.append(f"MIN(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "
-                               "condition=\"i1.start > i2.end\"), attr_name=\"start\")")
+                    out.append(f"{agg}(l=JOIN(l1=RETRIEVE(query={q(query)}), l2={trip}, "
+                               f"condition=\"{cond}\"), attr_name=\"start\")")
         elif template_id.endswith("restaurant:trip"):
             for trip in trips:
                 for query in LOOKUP["restaurant"][0]:

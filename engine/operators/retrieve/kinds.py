@@ -36,10 +36,14 @@ def names_the_kind(query: str, source: str, kind: str) -> bool:
     return said <= words | nouns | verbs | own
 
 
+def _kind_words(kind: str) -> set[str]:
+    """The words of ``kind`` and those a question calls it by ("chat" of "chat_conversation")."""
+    return stems(kind.replace("_", " ")) | _KIND_NOUNS.get(kind, set())
+
+
 def _says_a_word_of_the_kind(query: str, kind: str) -> bool:
-    """The query says a word of ``kind`` or one a question calls it by ("chat" of
-    "chat_conversation")."""
-    return bool(said_words(query) & (stems(kind.replace("_", " ")) | _KIND_NOUNS.get(kind, set())))
+    """The query says a word of ``kind`` or one a question calls it by."""
+    return bool(said_words(query) & _kind_words(kind))
 
 
 def _half_names_the_kind(query: str, kind: str) -> bool:
@@ -96,7 +100,7 @@ def only_the_kinds_named(rows: list[Row], named: set[tuple[str, str]], ctx: Oper
     about a chat log's turns as much as its conversations). No kind named: all stay."""
     if not named:
         return rows
-    words = set().union(*(stems(k.replace("_", " ")) | _KIND_NOUNS.get(k, set()) for _, k in named))
+    words = set().union(*(_kind_words(k) for _, k in named))
     sources = {s for s, _ in named}
     kept = [r for r in rows if (r.get("source") or "") in sources
             or said_words(f"{r.get('title') or ''} {r.get('text') or ''}") & words]
